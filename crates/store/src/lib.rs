@@ -1,1 +1,20 @@
-//! placeholder
+//! MetaClaw's SQLite store: one database file, versioned migrations, typed queries.
+//!
+//! A [`Store`] owns one blocking connection. Writers live on a dedicated thread (the
+//! recorder); readers (status, CLI) open their own read-only connections, which WAL lets
+//! run alongside the writer.
+
+mod error;
+mod migrations;
+mod open;
+mod sessions;
+mod stats;
+mod turns;
+
+pub use error::StoreError;
+pub use open::Store;
+pub use stats::StoreStats;
+pub use turns::{NewTurn, TurnId, TurnRow};
+
+/// The schema version this binary writes and understands.
+pub const SCHEMA_VERSION: i64 = migrations::MIGRATIONS.len() as i64;

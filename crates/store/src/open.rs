@@ -1,0 +1,167 @@
+//! Opening the database: file checks, connection settings, migrations.
+
+use std::fs::File;
+use std::io::{ErrorKind, Read};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{Connection, ErrorCode, OpenFlags, TransactionBehavior};
+
+use crate::SCHEMA_VERSION;
+use crate::error::StoreError;
+use crate::migrations::MIGRATIONS;
+
+/// Every SQLite 3 file starts with these bytes.
+const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// One connection to `metaclaw.db`.
+pub struct Store {
+    pub(crate) conn: Connection,
+    pub(crate) path: PathBuf,
+}
+
+impl Store {
+    /// Opens (creating if needed) the database for reading and writing and brings its schema
+    /// up to date. A file that is not SQLite, or whose schema is newer than this binary, is
+    /// refused and left untouched.
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir {
+                path: dir.to_path_buf(),
+                source,
+            })?;
+        }
+        check_header(path, false)?;
+        let mut conn = Connection::open(path)?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        // Refuse a damaged file or a newer schema before changing anything in the file.
+        let found = probe(&conn, path)?;
+        if found > SCHEMA_VERSION {
+            return Err(too_new(path, found));
+        }
+        conn.pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get::<_, String>(0))
+            .map_err(|e| classify(path, e))?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        migrate(&mut conn, path)?;
+        Ok(Store {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Opens an existing, up-to-date database for reading only (status, CLI).
+    pub fn open_read_only(path: &Path) -> Result<Store, StoreError> {
+        check_header(path, true)?;
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags).map_err(|e| classify(path, e))?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        let found = probe(&conn, path)?;
+        if found > SCHEMA_VERSION {
+            return Err(too_new(path, found));
+        }
+        if found < SCHEMA_VERSION {
+            return Err(StoreError::NeedsMigration {
+                path: path.to_path_buf(),
+                found,
+                known: SCHEMA_VERSION,
+            });
+        }
+        Ok(Store {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// The database file this store was opened on.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// Rejects a non-empty file that does not carry SQLite's header, before SQLite touches it.
+/// An empty or missing file is a new database (unless `must_exist`).
+fn check_header(path: &Path, must_exist: bool) -> Result<(), StoreError> {
+    let read_err = |source| StoreError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut file = match File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == ErrorKind::NotFound && !must_exist => return Ok(()),
+        Err(e) => return Err(read_err(e)),
+    };
+    let mut header = Vec::with_capacity(SQLITE_MAGIC.len());
+    file.by_ref()
+        .take(SQLITE_MAGIC.len() as u64)
+        .read_to_end(&mut header)
+        .map_err(read_err)?;
+    if header.is_empty() || header == SQLITE_MAGIC {
+        Ok(())
+    } else {
+        Err(StoreError::NotADatabase {
+            path: path.to_path_buf(),
+            source: None,
+        })
+    }
+}
+
+fn user_version(conn: &Connection, path: &Path) -> Result<i64, StoreError> {
+    conn.pragma_query_value(None, "user_version", |row| row.get(0))
+        .map_err(|e| classify(path, e))
+}
+
+/// Reads the schema table so a damaged first page is caught before anything is written.
+fn probe(conn: &Connection, path: &Path) -> Result<i64, StoreError> {
+    conn.query_row("SELECT COUNT(*) FROM sqlite_schema", [], |_| Ok(()))
+        .map_err(|e| classify(path, e))?;
+    user_version(conn, path)
+}
+
+/// Applies pending migrations, one transaction each. The write lock is taken before the
+/// version is re-read, so two processes opening at once cannot apply one migration twice.
+fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
+    loop {
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let found = user_version(&tx, path)?;
+        if found > SCHEMA_VERSION {
+            return Err(too_new(path, found));
+        }
+        let Some(sql) = usize::try_from(found).ok().and_then(|i| MIGRATIONS.get(i)) else {
+            return Ok(());
+        };
+        let version = found + 1;
+        let failed = |source| StoreError::Migration {
+            path: path.to_path_buf(),
+            version,
+            source,
+        };
+        tx.execute_batch(sql).map_err(failed)?;
+        tx.pragma_update(None, "user_version", version)
+            .map_err(failed)?;
+        tx.commit().map_err(failed)?;
+        tracing::info!(path = %path.display(), version, "database schema upgraded");
+    }
+}
+
+fn too_new(path: &Path, found: i64) -> StoreError {
+    StoreError::TooNew {
+        path: path.to_path_buf(),
+        found,
+        known: SCHEMA_VERSION,
+    }
+}
+
+/// Names the file when SQLite says it is not a database or is damaged.
+fn classify(path: &Path, err: rusqlite::Error) -> StoreError {
+    match err.sqlite_error_code() {
+        Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => StoreError::NotADatabase {
+            path: path.to_path_buf(),
+            source: Some(err),
+        },
+        _ => StoreError::Sqlite(err),
+    }
+}

@@ -1,0 +1,39 @@
+//! Session rows: opened by the first event or turn, closed by an end event.
+
+use rusqlite::params;
+
+use crate::error::StoreError;
+use crate::open::Store;
+
+impl Store {
+    /// Records that a session started. A session that already exists keeps its history;
+    /// if it had ended (e.g. idle) it is open again, since the conversation resumed.
+    pub fn session_started(&mut self, id: &str, scope: &str, at_ms: i64) -> Result<(), StoreError> {
+        self.conn
+            .prepare_cached(
+                "INSERT INTO sessions (id, scope, started_at_ms, last_turn_at_ms)
+                 VALUES (?1, ?2, ?3, ?3)
+                 ON CONFLICT (id) DO UPDATE SET ended_at_ms = NULL, end_reason = NULL",
+            )?
+            .execute(params![id, scope, at_ms])?;
+        Ok(())
+    }
+
+    /// Records that a session ended. Returns `false` when the session is unknown or already
+    /// ended (the first end wins).
+    pub fn session_ended(
+        &mut self,
+        id: &str,
+        reason: &str,
+        at_ms: i64,
+    ) -> Result<bool, StoreError> {
+        let changed = self
+            .conn
+            .prepare_cached(
+                "UPDATE sessions SET ended_at_ms = ?2, end_reason = ?3
+                 WHERE id = ?1 AND ended_at_ms IS NULL",
+            )?
+            .execute(params![id, at_ms, reason])?;
+        Ok(changed > 0)
+    }
+}

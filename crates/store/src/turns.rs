@@ -1,0 +1,166 @@
+//! Turn rows: batch insertion (one transaction) and reads.
+
+use rusqlite::{Row, Transaction, params};
+use serde::Serialize;
+
+use crate::error::StoreError;
+use crate::open::Store;
+
+/// Row id of a stored turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(transparent)]
+pub struct TurnId(pub i64);
+
+/// A finished turn ready to be stored. `turn_index` is assigned by the store.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewTurn {
+    pub session_id: String,
+    /// `main` or `side`; anything else is rejected by the schema.
+    pub turn_type: String,
+    pub scope: String,
+    pub client_protocol: String,
+    pub upstream_protocol: String,
+    pub upstream: String,
+    pub model: String,
+    pub request_json: String,
+    pub reply_json: Option<String>,
+    pub status: u16,
+    pub error: Option<String>,
+    pub input_tokens: Option<u64>,
+    pub output_tokens: Option<u64>,
+    pub overhead_ms: f64,
+    pub ttft_ms: Option<f64>,
+    pub total_ms: f64,
+    pub created_at_ms: i64,
+}
+
+/// A stored turn.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TurnRow {
+    pub id: TurnId,
+    pub session_id: String,
+    pub turn_index: u64,
+    pub turn_type: String,
+    pub scope: String,
+    pub client_protocol: String,
+    pub upstream_protocol: String,
+    pub upstream: String,
+    pub model: String,
+    pub request_json: String,
+    pub reply_json: Option<String>,
+    pub status: u16,
+    pub error: Option<String>,
+    pub input_tokens: Option<u64>,
+    pub output_tokens: Option<u64>,
+    pub overhead_ms: f64,
+    pub ttft_ms: Option<f64>,
+    pub total_ms: f64,
+    pub skill_generation: u64,
+    pub created_at_ms: i64,
+}
+
+const ROW_COLUMNS: &str = "id, session_id, turn_index, turn_type, scope, client_protocol,
+    upstream_protocol, upstream, model, request_json, reply_json, status, error, input_tokens,
+    output_tokens, overhead_ms, ttft_ms, total_ms, skill_generation, created_at_ms";
+
+impl Store {
+    /// Stores a batch of turns atomically: either all land or none does. Creates missing
+    /// session rows, numbers each session's turns after its highest stored index (so
+    /// numbering survives restarts) and updates the session's counters.
+    pub fn insert_turns(&mut self, turns: &[NewTurn]) -> Result<Vec<TurnId>, StoreError> {
+        let tx = self.conn.transaction()?;
+        let ids = turns
+            .iter()
+            .map(|turn| insert_one(&tx, turn))
+            .collect::<Result<Vec<_>, _>>()?;
+        tx.commit()?;
+        Ok(ids)
+    }
+
+    /// The newest `limit` turns, newest first.
+    pub fn recent_turns(&self, limit: usize) -> Result<Vec<TurnRow>, StoreError> {
+        let sql = format!("SELECT {ROW_COLUMNS} FROM turns ORDER BY id DESC LIMIT ?1");
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let rows = stmt.query_map([limit], turn_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// All turns of one session, in order.
+    pub fn session_turns(&self, session_id: &str) -> Result<Vec<TurnRow>, StoreError> {
+        let sql =
+            format!("SELECT {ROW_COLUMNS} FROM turns WHERE session_id = ?1 ORDER BY turn_index");
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let rows = stmt.query_map([session_id], turn_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+}
+
+fn insert_one(tx: &Transaction<'_>, t: &NewTurn) -> Result<TurnId, StoreError> {
+    tx.prepare_cached(
+        "INSERT OR IGNORE INTO sessions (id, scope, started_at_ms, last_turn_at_ms)
+         VALUES (?1, ?2, ?3, ?3)",
+    )?
+    .execute(params![t.session_id, t.scope, t.created_at_ms])?;
+    tx.prepare_cached(
+        "INSERT INTO turns (session_id, turn_index, turn_type, scope, client_protocol,
+             upstream_protocol, upstream, model, request_json, reply_json, status, error,
+             input_tokens, output_tokens, overhead_ms, ttft_ms, total_ms, created_at_ms)
+         VALUES (?1,
+             (SELECT COALESCE(MAX(turn_index) + 1, 0) FROM turns WHERE session_id = ?1),
+             ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+    )?
+    .execute(params![
+        t.session_id,
+        t.turn_type,
+        t.scope,
+        t.client_protocol,
+        t.upstream_protocol,
+        t.upstream,
+        t.model,
+        t.request_json,
+        t.reply_json,
+        t.status,
+        t.error,
+        t.input_tokens,
+        t.output_tokens,
+        t.overhead_ms,
+        t.ttft_ms,
+        t.total_ms,
+        t.created_at_ms,
+    ])?;
+    let id = TurnId(tx.last_insert_rowid());
+    tx.prepare_cached(
+        "UPDATE sessions SET
+             main_turns = main_turns + (?2 = 'main'),
+             side_turns = side_turns + (?2 = 'side'),
+             last_turn_at_ms = MAX(last_turn_at_ms, ?3)
+         WHERE id = ?1",
+    )?
+    .execute(params![t.session_id, t.turn_type, t.created_at_ms])?;
+    Ok(id)
+}
+
+fn turn_row(row: &Row<'_>) -> rusqlite::Result<TurnRow> {
+    Ok(TurnRow {
+        id: TurnId(row.get(0)?),
+        session_id: row.get(1)?,
+        turn_index: row.get(2)?,
+        turn_type: row.get(3)?,
+        scope: row.get(4)?,
+        client_protocol: row.get(5)?,
+        upstream_protocol: row.get(6)?,
+        upstream: row.get(7)?,
+        model: row.get(8)?,
+        request_json: row.get(9)?,
+        reply_json: row.get(10)?,
+        status: row.get(11)?,
+        error: row.get(12)?,
+        input_tokens: row.get(13)?,
+        output_tokens: row.get(14)?,
+        overhead_ms: row.get(15)?,
+        ttft_ms: row.get(16)?,
+        total_ms: row.get(17)?,
+        skill_generation: row.get(18)?,
+        created_at_ms: row.get(19)?,
+    })
+}
