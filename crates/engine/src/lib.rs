@@ -1,1 +1,5 @@
 //! placeholder
+pub mod config;
+pub mod paths;
+pub mod recorder;
+pub mod secrets;

@@ -1,0 +1,132 @@
+//! Reading `config.yaml`: parse, warn about unknown keys, fold legacy aliases, validate, and
+//! pick up plaintext secrets left by earlier versions.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_yaml_ng::Value;
+
+use super::keys;
+use super::{ClawType, Config, ConfigError};
+use crate::secrets::Secret;
+
+/// A loaded config and what the user should hear about it.
+#[derive(Debug, Clone, Default)]
+pub struct Loaded {
+    pub config: Config,
+    /// Unknown keys, plaintext secrets, ignored legacy keys; one line each.
+    pub warnings: Vec<String>,
+    /// Plaintext secrets found in the file, by account; the lowest-priority secret source.
+    pub legacy_secrets: BTreeMap<String, Secret>,
+}
+
+pub(super) fn load(path: &Path) -> Result<Loaded, ConfigError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => parse(path, &text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Loaded::default()),
+        Err(source) => Err(ConfigError::Read {
+            path: path.to_owned(),
+            source,
+        }),
+    }
+}
+
+pub(super) fn parse(path: &Path, text: &str) -> Result<Loaded, ConfigError> {
+    let parse_error = |e: serde_yaml_ng::Error| ConfigError::Parse {
+        path: path.to_owned(),
+        message: e.to_string(),
+    };
+    let doc: Value = serde_yaml_ng::from_str(text).map_err(parse_error)?;
+    match doc {
+        Value::Null => return Ok(Loaded::default()),
+        Value::Mapping(_) => {}
+        _ => {
+            return Err(ConfigError::Parse {
+                path: path.to_owned(),
+                message: "the top level must be a mapping of keys to values".into(),
+            });
+        }
+    }
+    // Typed from the text, not from `doc`, so errors keep their line numbers.
+    let mut ignored = Vec::new();
+    let deserializer = serde_yaml_ng::Deserializer::from_str(text);
+    let mut config: Config =
+        serde_ignored::deserialize(deserializer, |p| ignored.push(p.to_string()))
+            .map_err(parse_error)?;
+
+    let mut warnings = Vec::new();
+    for key in ignored.iter().filter(|k| !keys::is_secret_path(k)) {
+        warnings.push(unknown_key_warning(path, key));
+    }
+    fold_legacy(&mut config, &doc, &mut warnings);
+    validate(&config).map_err(|(key, message)| ConfigError::Invalid {
+        path: path.to_owned(),
+        key,
+        message,
+    })?;
+    let legacy_secrets = keys::plaintext_secrets(&doc);
+    for account in legacy_secrets.keys() {
+        warnings.push(format!(
+            "{} holds `{account}` in plain text; run `metaclaw config set {account} …` to move it into the keychain",
+            path.display()
+        ));
+    }
+    Ok(Loaded {
+        config,
+        warnings,
+        legacy_secrets,
+    })
+}
+
+fn unknown_key_warning(path: &Path, key: &str) -> String {
+    let hint = keys::closest(key)
+        .map(|k| format!(" (did you mean `{k}`?)"))
+        .unwrap_or_default();
+    format!("{}: unknown key `{key}` ignored{hint}", path.display())
+}
+
+/// Maps keys from earlier versions onto their current names.
+fn fold_legacy(config: &mut Config, doc: &Value, warnings: &mut Vec<String>) {
+    if let Some(old) = config.rl.tinker_base_url.take().filter(|u| !u.is_empty()) {
+        if config.rl.base_url.is_empty() {
+            config.rl.base_url = old;
+        } else if config.rl.base_url != old {
+            warnings.push("`rl.tinker_base_url` is ignored because `rl.base_url` is set".into());
+        }
+    }
+    if config.configure_openclaw.take() == Some(false) && !keys::has_path(doc, "claw_type") {
+        config.claw_type = ClawType::None;
+    }
+    if let Some(region) = config.bedrock_region.take()
+        && !keys::has_path(doc, "llm.bedrock_region")
+    {
+        config.llm.bedrock_region = region;
+    }
+}
+
+/// Checks that span several keys; single values are checked while parsing.
+fn validate(config: &Config) -> Result<(), (String, String)> {
+    let s = &config.scheduler;
+    if s.sleep_start == s.sleep_end {
+        return Err((
+            "scheduler.sleep_end".into(),
+            format!(
+                "must differ from scheduler.sleep_start (both are {})",
+                s.sleep_end
+            ),
+        ));
+    }
+    if config.proxy.host.trim().is_empty() {
+        return Err(("proxy.host".into(), "must not be empty".into()));
+    }
+    let mut names = std::collections::BTreeSet::new();
+    for (i, f) in config.llm.fallbacks.iter().enumerate() {
+        if !names.insert(f.name.as_str()) {
+            return Err((
+                format!("llm.fallbacks.{i}.name"),
+                format!("duplicate fallback name `{}`", f.name),
+            ));
+        }
+    }
+    Ok(())
+}

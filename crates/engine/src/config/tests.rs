@@ -1,0 +1,400 @@
+use super::*;
+use crate::secrets::{BackendChoice, Secret, SecretSource, SecretStore};
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+struct Home {
+    _dir: tempfile::TempDir,
+    paths: Paths,
+    store: SecretStore,
+}
+
+fn home() -> Result<Home, Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    let paths = Paths::new(dir.path())?;
+    let store = SecretStore::new(&paths, BackendChoice::File);
+    Ok(Home {
+        _dir: dir,
+        paths,
+        store,
+    })
+}
+
+fn load_text(h: &Home, text: &str) -> Result<Loaded, ConfigError> {
+    std::fs::write(&h.paths.config, text).map_err(|source| ConfigError::Write {
+        path: h.paths.config.clone(),
+        source,
+    })?;
+    Config::load(&h.paths)
+}
+
+fn err_text(r: Result<impl std::fmt::Debug, ConfigError>) -> String {
+    match r {
+        Ok(v) => format!("unexpected success: {v:?}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn missing_file_gives_defaults() -> TestResult {
+    let h = home()?;
+    let loaded = Config::load(&h.paths)?;
+    let c = &loaded.config;
+    assert!(loaded.warnings.is_empty());
+    assert_eq!(c.mode, Mode::SkillsOnly);
+    assert_eq!(c.llm.api, LlmApi::Openai);
+    assert_eq!(c.llm.api_base, "");
+    assert_eq!(
+        (
+            c.llm.connect_timeout_secs,
+            c.llm.first_byte_timeout_secs,
+            c.llm.request_timeout_secs
+        ),
+        (10, 120, 600)
+    );
+    assert_eq!(
+        (c.proxy.host.as_str(), c.proxy.port, c.proxy.max_body_mb),
+        ("127.0.0.1", 30000, 32)
+    );
+    assert_eq!(c.session.idle_timeout_minutes, 30);
+    assert_eq!(
+        (c.injection.token_budget, c.injection.placement),
+        (1200, Placement::User)
+    );
+    assert_eq!((c.context_window, c.max_context_tokens), (0, 0));
+    assert_eq!((c.skills.top_k, c.skills.task_specific_top_k), (6, 10));
+    assert_eq!(c.rl.prm_url, "https://api.openai.com/v1");
+    assert_eq!(c.scheduler.sleep_start.to_string(), "23:00");
+    assert_eq!(c.scheduler.sleep_end.to_string(), "07:00");
+    assert_eq!(c.claw_type, ClawType::Openclaw);
+    assert_eq!(c.skills_dir(&h.paths), h.paths.skills);
+    assert_eq!(
+        load_text(&h, "# only a comment\n")?.config,
+        Config::default()
+    );
+    Ok(())
+}
+
+#[test]
+fn legacy_aliases() -> TestResult {
+    let h = home()?;
+    let c = load_text(
+        &h,
+        "mode: auto\nconfigure_openclaw: false\nbedrock_region: eu-west-1\nrl:\n  tinker_base_url: https://tinker.example/v1\n",
+    )?
+    .config;
+    assert_eq!(c.mode, Mode::Madmax);
+    assert_eq!(c.claw_type, ClawType::None);
+    assert_eq!(c.llm.bedrock_region, "eu-west-1");
+    assert_eq!(c.rl.base_url, "https://tinker.example/v1");
+
+    // An explicit claw_type wins over the legacy switch.
+    let c = load_text(
+        &h,
+        "configure_openclaw: false\nclaw_type: hermes\nmode: madmax\n",
+    )?
+    .config;
+    assert_eq!((c.claw_type, c.mode), (ClawType::Hermes, Mode::Madmax));
+
+    let loaded = load_text(
+        &h,
+        "rl:\n  tinker_api_key: tk-legacy-value-1234\n  prm_api_key: prm-x\n",
+    )?;
+    assert_eq!(
+        loaded.legacy_secrets.get("rl.api_key"),
+        Some(&Secret::new("tk-legacy-value-1234"))
+    );
+    assert_eq!(
+        loaded.legacy_secrets.get("rl.prm_api_key"),
+        Some(&Secret::new("prm-x"))
+    );
+    assert!(
+        loaded
+            .warnings
+            .iter()
+            .any(|w| w.contains("metaclaw config set rl.api_key"))
+    );
+    assert!(
+        !loaded.warnings.iter().any(|w| w.contains("unknown")),
+        "{:?}",
+        loaded.warnings
+    );
+    Ok(())
+}
+
+#[test]
+fn sleep_times_quoted_unquoted_and_sexagesimal() -> TestResult {
+    let h = home()?;
+    let c = load_text(
+        &h,
+        "scheduler:\n  sleep_start: 23:30\n  sleep_end: '6:45'\n",
+    )?
+    .config;
+    assert_eq!(c.scheduler.sleep_start.to_string(), "23:30");
+    assert_eq!(c.scheduler.sleep_end.to_string(), "06:45");
+    // What a YAML 1.1 writer produced for an unquoted 23:00.
+    let c = load_text(&h, "scheduler:\n  sleep_start: 1380\n")?.config;
+    assert_eq!(c.scheduler.sleep_start.to_string(), "23:00");
+    let e = err_text(load_text(&h, "scheduler:\n  sleep_start: 25:00\n"));
+    assert!(
+        e.contains("scheduler.sleep_start") && e.contains("line 2"),
+        "{e}"
+    );
+    let e = err_text(load_text(&h, "scheduler:\n  sleep_start: '07:00'\n"));
+    assert!(
+        e.contains("scheduler.sleep_end") && e.contains("must differ"),
+        "{e}"
+    );
+    Ok(())
+}
+
+#[test]
+fn bad_yaml_names_the_file_and_line() -> TestResult {
+    let h = home()?;
+    let e = err_text(load_text(
+        &h,
+        "mode: rl\nllm:\n  model_id: [unclosed\n  api: openai\n",
+    ));
+    assert!(e.contains("config.yaml"), "{e}");
+    assert!(e.contains("line "), "{e}");
+    Ok(())
+}
+
+#[test]
+fn wrong_types_and_values_name_the_key() -> TestResult {
+    let h = home()?;
+    for (text, key, extra) in [
+        ("proxy:\n  port: abc\n", "proxy.port", "line 2"),
+        ("proxy:\n  port: 0\n", "proxy.port", "1 and 65535"),
+        ("proxy:\n  max_body_mb: 2048\n", "proxy.max_body_mb", "1024"),
+        ("mode: banana\n", "mode", "skills_only"),
+        ("llm:\n  api: grpc\n", "llm.api", "anthropic"),
+        ("llm:\n  api_base: ftp://x\n", "llm.api_base", "http"),
+        ("skills:\n  enabled: maybe\n", "skills.enabled", "boolean"),
+        (
+            "injection:\n  placement: middle\n",
+            "injection.placement",
+            "system",
+        ),
+    ] {
+        let e = err_text(load_text(&h, text));
+        assert!(e.contains(key) && e.contains(extra), "{text:?} -> {e}");
+    }
+    Ok(())
+}
+
+#[test]
+fn yes_no_booleans_load() -> TestResult {
+    let h = home()?;
+    let c = load_text(
+        &h,
+        "skills:\n  enabled: no\nwechat:\n  enabled: yes\nmemory:\n  enabled: on\n",
+    )?
+    .config;
+    assert!(!c.skills.enabled && c.wechat.enabled && c.memory.enabled);
+    Ok(())
+}
+
+#[test]
+fn unknown_keys_warn_with_a_suggestion() -> TestResult {
+    let h = home()?;
+    let loaded = load_text(
+        &h,
+        "proxy:\n  prot: 1234\nfancy: 1\nllm:\n  api_key: sk-abcdefghijkl\n",
+    )?;
+    assert_eq!(loaded.config.proxy.port, 30000);
+    let w = loaded.warnings.join("\n");
+    assert!(
+        w.contains("`proxy.prot`") && w.contains("`proxy.port`"),
+        "{w}"
+    );
+    assert!(w.contains("`fancy`"), "{w}");
+    assert!(!w.contains("unknown key `llm.api_key`"), "{w}");
+    Ok(())
+}
+
+#[test]
+fn fallbacks_load_with_their_secret_accounts() -> TestResult {
+    let h = home()?;
+    let loaded = load_text(
+        &h,
+        "llm:\n  fallbacks:\n    - name: backup\n      api: anthropic\n      api_base: https://api.anthropic.com\n      api_key: sk-ant-plaintext-1\n",
+    )?;
+    let f = &loaded.config.llm.fallbacks;
+    assert_eq!(f.len(), 1);
+    assert_eq!(
+        (f[0].api, f[0].key_account().as_str()),
+        (LlmApi::Anthropic, "llm.fallbacks.backup.api_key")
+    );
+    assert!(
+        loaded
+            .legacy_secrets
+            .contains_key("llm.fallbacks.backup.api_key")
+    );
+    let e = err_text(load_text(
+        &h,
+        "llm:\n  fallbacks:\n    - name: a b\n      api_base: http://x\n",
+    ));
+    assert!(
+        e.contains("llm.fallbacks[0].name") || e.contains("llm.fallbacks.0.name"),
+        "{e}"
+    );
+    Ok(())
+}
+
+#[test]
+fn set_get_unset_round_trip_keeps_other_keys() -> TestResult {
+    let h = home()?;
+    std::fs::write(
+        &h.paths.config,
+        "# mine\nmode: rl\ncustom_section:\n  x: 1\n",
+    )?;
+    assert_eq!(
+        set(&h.paths, "llm.model_id", "kimi-k2", &h.store)?,
+        SetOutcome::Written {
+            key: "llm.model_id".into(),
+            value: "kimi-k2".into()
+        }
+    );
+    set(&h.paths, "scheduler.sleep_start", "22:15", &h.store)?;
+    set(
+        &h.paths,
+        "llm.fallbacks",
+        r#"[{"name":"b","api_base":"http://127.0.0.1:9/v1"}]"#,
+        &h.store,
+    )?;
+    assert_eq!(get(&h.paths, "llm.model_id", &h.store)?, "kimi-k2");
+    assert_eq!(get(&h.paths, "scheduler.sleep_start", &h.store)?, "22:15");
+    assert_eq!(get(&h.paths, "mode", &h.store)?, "rl");
+    assert_eq!(get(&h.paths, "proxy.port", &h.store)?, "30000");
+    assert!(get(&h.paths, "llm.fallbacks", &h.store)?.contains("name: b"));
+
+    let text = std::fs::read_to_string(&h.paths.config)?;
+    assert!(text.contains("custom_section"), "{text}");
+    assert!(
+        !text.contains("proxy"),
+        "defaults must not be frozen in: {text}"
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(
+            std::fs::metadata(&h.paths.config)?.permissions().mode() & 0o777,
+            0o600
+        );
+    }
+
+    assert_eq!(
+        unset(&h.paths, "llm.model_id", &h.store)?,
+        UnsetOutcome::Removed
+    );
+    assert_eq!(
+        unset(&h.paths, "llm.model_id", &h.store)?,
+        UnsetOutcome::NotSet
+    );
+    assert_eq!(get(&h.paths, "llm.model_id", &h.store)?, "");
+    assert_eq!(get(&h.paths, "mode", &h.store)?, "rl");
+    Ok(())
+}
+
+#[test]
+fn set_coerces_by_schema_type() -> TestResult {
+    let h = home()?;
+    set(&h.paths, "skills.enabled", "no", &h.store)?;
+    set(&h.paths, "memory.enabled", "ON", &h.store)?;
+    set(&h.paths, "llm.model_id", "0123", &h.store)?;
+    set(&h.paths, "rl.learning_rate", "2e-5", &h.store)?;
+    set(
+        &h.paths,
+        "proxy.allowed_hosts",
+        "[a.example, b.example]",
+        &h.store,
+    )?;
+    let c = Config::load(&h.paths)?.config;
+    assert!(!c.skills.enabled && c.memory.enabled);
+    assert_eq!(c.llm.model_id, "0123");
+    assert!((c.rl.learning_rate - 2e-5).abs() < 1e-12);
+    assert_eq!(c.proxy.allowed_hosts, ["a.example", "b.example"]);
+    Ok(())
+}
+
+#[test]
+fn set_rejects_bad_values_and_unknown_keys() -> TestResult {
+    let h = home()?;
+    let e = err_text(set(&h.paths, "proxy.port", "abc", &h.store));
+    assert!(e.contains("proxy.port") && e.contains("integer"), "{e}");
+    let e = err_text(set(&h.paths, "proxy.port", "70000", &h.store));
+    assert!(e.contains("proxy.port"), "{e}");
+    let e = err_text(set(&h.paths, "mode", "banana", &h.store));
+    assert!(e.contains("mode") && e.contains("madmax"), "{e}");
+    let e = err_text(set(&h.paths, "scheduler.sleep_end", "23:00", &h.store));
+    assert!(e.contains("scheduler.sleep_end"), "{e}");
+    let e = err_text(set(&h.paths, "llm.modelid", "x", &h.store));
+    assert!(
+        e.contains("unknown config key `llm.modelid`") && e.contains("`llm.model_id`"),
+        "{e}"
+    );
+    let e = err_text(set(&h.paths, "scheduler", "5", &h.store));
+    assert!(
+        e.contains("section") && e.contains("scheduler.sleep_start"),
+        "{e}"
+    );
+    assert!(!h.paths.config.exists(), "a rejected edit must not write");
+    Ok(())
+}
+
+#[test]
+fn secrets_go_to_the_store_never_the_file() -> TestResult {
+    let h = home()?;
+    std::fs::write(
+        &h.paths.config,
+        "llm:\n  api_key: sk-plain-legacy-9999\n  model_id: m\n",
+    )?;
+    assert_eq!(get(&h.paths, "llm.api_key", &h.store)?, "sk-p****9999");
+    let out = set(&h.paths, "llm.api_key", "sk-new-secret-value-42", &h.store)?;
+    assert_eq!(
+        out,
+        SetOutcome::Secret {
+            account: "llm.api_key".into(),
+            stored_in: SecretSource::File
+        }
+    );
+    let text = std::fs::read_to_string(&h.paths.config)?;
+    assert!(!text.contains("sk-"), "{text}");
+    assert!(text.contains("model_id: m"), "{text}");
+    assert_eq!(get(&h.paths, "llm.api_key", &h.store)?, "sk-n****e-42");
+    assert_eq!(
+        h.store.get("llm.api_key")?,
+        Some(Secret::new("sk-new-secret-value-42"))
+    );
+
+    set(&h.paths, "rl.tinker_api_key", "short", &h.store)?;
+    assert_eq!(get(&h.paths, "rl.api_key", &h.store)?, "****");
+    assert_eq!(get(&h.paths, "opd.teacher_api_key", &h.store)?, "(not set)");
+
+    let shown = show(&h.paths, &h.store)?;
+    assert!(shown.contains("sk-n****e-42 (file)"), "{shown}");
+    assert!(!shown.contains("sk-new-secret"), "{shown}");
+    assert!(shown.contains("teacher_api_key: (not set)"), "{shown}");
+
+    assert_eq!(
+        unset(&h.paths, "llm.api_key", &h.store)?,
+        UnsetOutcome::Removed
+    );
+    assert_eq!(get(&h.paths, "llm.api_key", &h.store)?, "(not set)");
+    Ok(())
+}
+
+#[test]
+fn overrides_apply_in_memory_only() -> TestResult {
+    let h = home()?;
+    set(&h.paths, "proxy.port", "31000", &h.store)?;
+    let mut c = Config::load(&h.paths)?.config;
+    c.apply(Overrides {
+        mode: Mode::parse("auto"),
+        port: Some(32000),
+    });
+    assert_eq!((c.mode, c.proxy.port), (Mode::Madmax, 32000));
+    assert_eq!(Config::load(&h.paths)?.config.proxy.port, 31000);
+    Ok(())
+}
