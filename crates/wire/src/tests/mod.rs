@@ -1,0 +1,2 @@
+mod sse;
+mod types;
