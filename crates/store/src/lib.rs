@@ -13,6 +13,7 @@ mod turns;
 
 pub use error::StoreError;
 pub use open::Store;
+pub use sessions::SessionRow;
 pub use stats::StoreStats;
 pub use turns::{NewTurn, TurnId, TurnRow};
 

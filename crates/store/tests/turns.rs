@@ -1,6 +1,6 @@
 //! Storing turns and sessions.
 
-use metaclaw_store::{Store, StoreStats};
+use metaclaw_store::{SessionRow, Store, StoreStats};
 
 mod common;
 use common::turn;
@@ -145,16 +145,22 @@ fn session_counters_follow_turns() {
             turn("s", "main", 250),
         ])
         .unwrap();
+    store.session_ended("s", "idle", 900).unwrap();
     drop(store);
 
-    let conn = rusqlite::Connection::open(&path).unwrap();
-    let row: (String, i64, i64, i64, i64) = conn
-        .query_row(
-            "SELECT scope, started_at_ms, last_turn_at_ms, main_turns, side_turns
-             FROM sessions WHERE id = 's'",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
-        )
-        .unwrap();
-    assert_eq!(row, ("work".to_owned(), 100, 300, 2, 1));
+    let store = Store::open_read_only(&path).unwrap();
+    assert_eq!(
+        store.session("s").unwrap(),
+        Some(SessionRow {
+            id: "s".to_owned(),
+            scope: "work".to_owned(),
+            started_at_ms: 100,
+            last_turn_at_ms: 300,
+            ended_at_ms: Some(900),
+            end_reason: Some("idle".to_owned()),
+            main_turns: 2,
+            side_turns: 1,
+        })
+    );
+    assert_eq!(store.session("unknown").unwrap(), None);
 }
