@@ -1,0 +1,116 @@
+//! The sending side: never blocks on the hot path.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::time::Instant;
+
+use metaclaw_proxy::seams::{SessionEvent, TurnRecord, TurnSink};
+
+use super::{Message, RecorderError};
+
+const WARN_EVERY_MS: u64 = 1000;
+
+/// Where the proxy hands finished turns and session events. Clones share one queue.
+#[derive(Clone)]
+pub struct RecorderHandle {
+    tx: SyncSender<Message>,
+    shared: Arc<Shared>,
+}
+
+/// Counters shared by the handles and the worker.
+pub(super) struct Shared {
+    /// Turns queued but not yet taken by the worker.
+    pub(super) depth: AtomicUsize,
+    dropped: AtomicU64,
+    pub(super) failed: AtomicU64,
+    started: Instant,
+    /// Milliseconds after `started` before which no new "queue full" warning is logged.
+    next_warn_ms: AtomicU64,
+}
+
+/// Creates the queue; the receiver goes to the worker.
+pub(super) fn channel(capacity: usize) -> (RecorderHandle, Receiver<Message>) {
+    let (tx, rx) = mpsc::sync_channel(capacity);
+    let shared = Arc::new(Shared {
+        depth: AtomicUsize::new(0),
+        dropped: AtomicU64::new(0),
+        failed: AtomicU64::new(0),
+        started: Instant::now(),
+        next_warn_ms: AtomicU64::new(0),
+    });
+    (RecorderHandle { tx, shared }, rx)
+}
+
+impl RecorderHandle {
+    /// Turns dropped because the queue was full or the recorder had stopped.
+    pub fn dropped(&self) -> u64 {
+        self.shared.dropped.load(Ordering::Relaxed)
+    }
+
+    /// Turns the database refused to store.
+    pub fn failed(&self) -> u64 {
+        self.shared.failed.load(Ordering::Relaxed)
+    }
+
+    /// Blocks until everything queued before this call is committed. Not for the hot path.
+    pub fn flush(&self) -> Result<(), RecorderError> {
+        let (done, wait) = mpsc::channel();
+        self.send_control(Message::Flush(done))?;
+        wait.recv().map_err(|_| RecorderError::Stopped)
+    }
+
+    pub(super) fn shared(&self) -> &Shared {
+        &self.shared
+    }
+
+    /// Control messages wait for room: they come from shutdown paths and tests, which
+    /// want the guarantee more than the latency.
+    pub(super) fn send_control(&self, message: Message) -> Result<(), RecorderError> {
+        self.tx.send(message).map_err(|_| RecorderError::Stopped)
+    }
+
+    fn warn_dropped(&self, what: &str) {
+        let shared = &self.shared;
+        let now = u64::try_from(shared.started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let next = shared.next_warn_ms.load(Ordering::Relaxed);
+        let due = now >= next
+            && shared
+                .next_warn_ms
+                .compare_exchange(
+                    next,
+                    now + WARN_EVERY_MS,
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                )
+                .is_ok();
+        if due {
+            tracing::warn!(
+                dropped_turns = self.dropped(),
+                "recorder queue full or stopped; dropping {what}"
+            );
+        }
+    }
+}
+
+impl TurnSink for RecorderHandle {
+    fn turn_finished(&self, turn: TurnRecord) {
+        // Counted before sending so the worker's decrement can never run first.
+        self.shared.depth.fetch_add(1, Ordering::Relaxed);
+        if self.tx.try_send(Message::Turn(Box::new(turn))).is_err() {
+            self.shared.depth.fetch_sub(1, Ordering::Relaxed);
+            self.shared.dropped.fetch_add(1, Ordering::Relaxed);
+            self.warn_dropped("a turn");
+        }
+    }
+
+    fn queue_depth(&self) -> usize {
+        self.shared.depth.load(Ordering::Relaxed)
+    }
+
+    fn session_event(&self, event: &SessionEvent) {
+        if self.tx.try_send(Message::Event(event.clone())).is_err() {
+            self.warn_dropped("a session event");
+        }
+    }
+}

@@ -1,0 +1,55 @@
+//! The recorder: finished turns and session events go from the proxy to SQLite.
+//!
+//! The proxy side ([`RecorderHandle`]) only ever `try_send`s into a bounded queue, so a slow
+//! disk can never stall a request; when the queue is full the turn is dropped and counted.
+//! One dedicated OS thread ([`RecorderWorker`]) owns the database connection, converts
+//! turns (assembling streamed replies) and writes whatever is queued in one transaction.
+
+mod convert;
+mod handle;
+mod worker;
+
+#[cfg(test)]
+mod tests;
+
+use std::path::Path;
+use std::sync::mpsc;
+
+use metaclaw_proxy::seams::{SessionEvent, TurnRecord};
+use metaclaw_store::{Store, StoreError};
+
+pub use handle::RecorderHandle;
+pub use worker::RecorderWorker;
+
+/// Messages from the handles to the worker, processed in order.
+enum Message {
+    Turn(Box<TurnRecord>),
+    Event(SessionEvent),
+    /// Answered once everything queued before it is committed.
+    Flush(mpsc::Sender<()>),
+    /// Commit everything queued before it, then stop.
+    Shutdown,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RecorderError {
+    #[error("cannot open the recorder's database: {0}")]
+    Store(#[from] StoreError),
+    #[error("cannot start the recorder thread: {0}")]
+    Spawn(std::io::Error),
+    #[error("the recorder has stopped")]
+    Stopped,
+}
+
+/// Opens the database at `db_path` and starts the recorder thread with a queue of
+/// `capacity` messages. The handle is cheap to clone and is what the proxy gets as its
+/// `TurnSink`; the worker is kept by whoever shuts the engine down.
+pub fn start(
+    db_path: &Path,
+    capacity: usize,
+) -> Result<(RecorderHandle, RecorderWorker), RecorderError> {
+    let store = Store::open(db_path)?;
+    let (handle, queue) = handle::channel(capacity);
+    let worker = RecorderWorker::spawn(store, queue, handle.clone())?;
+    Ok((handle, worker))
+}

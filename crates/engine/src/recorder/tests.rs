@@ -1,0 +1,246 @@
+use std::path::Path;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
+use metaclaw_proxy::seams::{
+    EndReason, Protocol, ReplyCapture, SessionEvent, TurnRecord, TurnSink, TurnType,
+};
+use metaclaw_store::Store;
+use serde_json::Value;
+
+use super::{RecorderWorker, handle, start};
+
+const OPENAI_SSE: [&str; 4] = [
+    "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\
+     \"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"Hel\"},\
+     \"finish_reason\":null}]}\n\ndata: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",",
+    "\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"lo\"},\
+     \"finish_reason\":\"stop\"}]}\n\n",
+    "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\
+     \"choices\":[],\"usage\":{\"prompt_tokens\":11,\"completion_tokens\":2,\"total_tokens\":13}}\n\n",
+    "data: [DONE]\n\n",
+];
+
+const ANTHROPIC_SSE: [&str; 3] = [
+    "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\
+     \"type\":\"message\",\"role\":\"assistant\",\"model\":\"m\",\"content\":[],\
+     \"stop_reason\":null,\"stop_sequence\":null,\"usage\":{\"input_tokens\":20,\
+     \"output_tokens\":1}}}\n\nevent: content_block_start\ndata: {\"type\":\"content_block_start\",\
+     \"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n",
+    "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\
+     \"delta\":{\"type\":\"text_delta\",\"text\":\"Hi\"}}\n\nevent: content_block_stop\n\
+     data: {\"type\":\"content_block_stop\",\"index\":0}\n\nevent: message_de",
+    "lta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\",\
+     \"stop_sequence\":null},\"usage\":{\"output_tokens\":3}}\n\n\
+     event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+];
+
+fn at(ms: u64) -> SystemTime {
+    UNIX_EPOCH + Duration::from_millis(ms)
+}
+
+fn record(session: &str, protocol: Protocol, reply: ReplyCapture) -> TurnRecord {
+    TurnRecord {
+        session_id: session.to_owned(),
+        turn_type: TurnType::Main,
+        scope: "default".to_owned(),
+        client_protocol: protocol,
+        upstream_protocol: Protocol::Openai,
+        upstream: "primary".to_owned(),
+        model: "m".to_owned(),
+        request: Bytes::from_static(br#"{"messages":[{"role":"user","content":"hi"}]}"#),
+        reply,
+        status: 200,
+        error: None,
+        overhead_ms: 0.3,
+        ttft_ms: Some(15.0),
+        total_ms: 50.0,
+        started_at: at(1_700_000_000_000),
+    }
+}
+
+fn sse(parts: &[&'static str]) -> ReplyCapture {
+    ReplyCapture::Sse(
+        parts
+            .iter()
+            .map(|p| Bytes::from_static(p.as_bytes()))
+            .collect(),
+    )
+}
+
+fn reply_of(row: &metaclaw_store::TurnRow) -> Value {
+    serde_json::from_str(row.reply_json.as_deref().unwrap()).unwrap()
+}
+
+fn db(dir: &tempfile::TempDir) -> std::path::PathBuf {
+    dir.path().join("metaclaw.db")
+}
+
+fn read(path: &Path) -> Store {
+    Store::open_read_only(path).unwrap()
+}
+
+#[test]
+fn flushed_turns_are_stored_with_assembled_replies_and_usage() {
+    let dir = tempfile::tempdir().unwrap();
+    let (handle, worker) = start(&db(&dir), 64).unwrap();
+    const N: usize = 5;
+    for _ in 0..N {
+        handle.turn_finished(record("oa", Protocol::Openai, sse(&OPENAI_SSE)));
+        handle.turn_finished(record("an", Protocol::Anthropic, sse(&ANTHROPIC_SSE)));
+    }
+    let json = br#"{"id":"c2","choices":[],"usage":{"prompt_tokens":7,"completion_tokens":4}}"#;
+    handle.turn_finished(record(
+        "js",
+        Protocol::Openai,
+        ReplyCapture::Json(Bytes::from_static(json)),
+    ));
+    handle.flush().unwrap();
+    assert_eq!(handle.queue_depth(), 0);
+
+    let store = read(&db(&dir));
+    assert_eq!(store.stats().unwrap().turns, 2 * N as u64 + 1);
+
+    let openai = store.session_turns("oa").unwrap();
+    assert_eq!(openai.len(), N);
+    for (i, row) in openai.iter().enumerate() {
+        assert_eq!(row.turn_index, i as u64);
+        let reply = reply_of(row);
+        assert_eq!(reply["choices"][0]["message"]["content"], "Hello");
+        assert_eq!(reply["choices"][0]["finish_reason"], "stop");
+        assert_eq!((row.input_tokens, row.output_tokens), (Some(11), Some(2)));
+        assert_eq!(row.error, None);
+        assert!(row.request_json.contains("\"hi\""));
+        assert_eq!(row.created_at_ms, 1_700_000_000_000);
+    }
+
+    let anthropic = store.session_turns("an").unwrap();
+    assert_eq!(anthropic.len(), N);
+    for row in &anthropic {
+        let reply = reply_of(row);
+        assert_eq!(reply["content"][0]["text"], "Hi");
+        assert_eq!(reply["stop_reason"], "end_turn");
+        assert_eq!((row.input_tokens, row.output_tokens), (Some(20), Some(3)));
+        assert_eq!(row.client_protocol, "anthropic");
+    }
+
+    let plain = &store.session_turns("js").unwrap()[0];
+    assert_eq!(
+        plain.reply_json.as_deref(),
+        Some(std::str::from_utf8(json).unwrap())
+    );
+    assert_eq!(
+        (plain.input_tokens, plain.output_tokens),
+        (Some(7), Some(4))
+    );
+    worker.shutdown().unwrap();
+}
+
+#[test]
+fn an_unassemblable_stream_keeps_the_turn_with_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let (handle, worker) = start(&db(&dir), 8).unwrap();
+    let mut broken = record("s", Protocol::Anthropic, sse(&["data: not json\n\n"]));
+    broken.error = Some("upstream stream broke".to_owned());
+    handle.turn_finished(broken);
+    handle.turn_finished(record("s", Protocol::Openai, ReplyCapture::None));
+    handle.flush().unwrap();
+
+    let rows = read(&db(&dir)).session_turns("s").unwrap();
+    assert_eq!(rows[0].reply_json, None);
+    let error = rows[0].error.as_deref().unwrap();
+    assert!(
+        error.starts_with("upstream stream broke; reply not assembled"),
+        "{error}"
+    );
+    assert!(error.contains("data: not json"), "{error}");
+    assert_eq!(
+        (rows[1].reply_json.as_deref(), rows[1].error.as_deref()),
+        (None, None)
+    );
+    worker.shutdown().unwrap();
+}
+
+#[test]
+fn a_full_queue_drops_without_blocking_and_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    // No worker yet: nothing drains the queue, so it fills up.
+    let (handle, queue) = handle::channel(3);
+    for _ in 0..10 {
+        handle.turn_finished(record("s", Protocol::Openai, ReplyCapture::None));
+    }
+    assert_eq!(handle.queue_depth(), 3);
+    assert_eq!(handle.dropped(), 7);
+
+    let store = Store::open(&db(&dir)).unwrap();
+    let worker = RecorderWorker::spawn(store, queue, handle.clone()).unwrap();
+    handle.flush().unwrap();
+    assert_eq!(handle.queue_depth(), 0);
+    assert_eq!(read(&db(&dir)).stats().unwrap().turns, 3);
+    worker.shutdown().unwrap();
+}
+
+#[test]
+fn session_events_open_and_close_sessions_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let (handle, worker) = start(&db(&dir), 16).unwrap();
+    handle.session_event(&SessionEvent::Started {
+        session_id: "s".to_owned(),
+        scope: "work".to_owned(),
+        at: at(1_000),
+    });
+    let mut side = record("s", Protocol::Openai, ReplyCapture::None);
+    side.turn_type = TurnType::Side;
+    handle.turn_finished(record("s", Protocol::Openai, ReplyCapture::None));
+    handle.turn_finished(side);
+    handle.session_event(&SessionEvent::Ended {
+        session_id: "s".to_owned(),
+        scope: "work".to_owned(),
+        reason: EndReason::Idle,
+        main_turns: 1,
+        at: at(2_000),
+    });
+    handle.flush().unwrap();
+
+    let store = read(&db(&dir));
+    let session = store.session("s").unwrap().unwrap();
+    assert_eq!(session.scope, "work");
+    assert_eq!(session.started_at_ms, 1_000);
+    assert_eq!(session.ended_at_ms, Some(2_000));
+    assert_eq!(session.end_reason.as_deref(), Some("idle"));
+    assert_eq!((session.main_turns, session.side_turns), (1, 1));
+    assert_eq!(store.stats().unwrap().open_sessions, 0);
+    worker.shutdown().unwrap();
+}
+
+#[test]
+fn shutdown_commits_everything_queued() {
+    let dir = tempfile::tempdir().unwrap();
+    let (handle, worker) = start(&db(&dir), 1024).unwrap();
+    for i in 0..600 {
+        handle.turn_finished(record(
+            &format!("s{}", i % 7),
+            Protocol::Openai,
+            sse(&OPENAI_SSE),
+        ));
+    }
+    worker.shutdown().unwrap();
+    assert_eq!(handle.dropped(), 0);
+    assert_eq!(read(&db(&dir)).stats().unwrap().turns, 600);
+
+    // After shutdown nothing blocks: turns are dropped and counted, flushes fail.
+    handle.turn_finished(record("late", Protocol::Openai, ReplyCapture::None));
+    assert_eq!(handle.dropped(), 1);
+    assert!(handle.flush().is_err());
+}
+
+#[test]
+fn dropping_the_worker_also_commits() {
+    let dir = tempfile::tempdir().unwrap();
+    let (handle, worker) = start(&db(&dir), 64).unwrap();
+    for _ in 0..20 {
+        handle.turn_finished(record("s", Protocol::Anthropic, sse(&ANTHROPIC_SSE)));
+    }
+    drop(worker);
+    assert_eq!(read(&db(&dir)).session_turns("s").unwrap().len(), 20);
+}

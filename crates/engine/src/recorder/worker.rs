@@ -1,0 +1,136 @@
+//! The recorder thread: drains the queue in batches, one transaction per batch of turns.
+
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::Receiver;
+use std::thread::{self, JoinHandle};
+
+use metaclaw_proxy::seams::SessionEvent;
+use metaclaw_store::{NewTurn, Store};
+
+use super::convert::{new_turn, unix_ms};
+use super::handle::RecorderHandle;
+use super::{Message, RecorderError};
+
+/// Most messages taken from the queue per transaction.
+const MAX_BATCH: usize = 256;
+
+/// Owns the recorder thread. Shutting it down (or dropping it) commits everything queued.
+pub struct RecorderWorker {
+    handle: RecorderHandle,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl RecorderWorker {
+    pub(super) fn spawn(
+        store: Store,
+        queue: Receiver<Message>,
+        handle: RecorderHandle,
+    ) -> Result<RecorderWorker, RecorderError> {
+        let worker_handle = handle.clone();
+        let thread = thread::Builder::new()
+            .name("metaclaw-recorder".to_owned())
+            .spawn(move || run(store, &queue, &worker_handle))
+            .map_err(RecorderError::Spawn)?;
+        Ok(RecorderWorker {
+            handle,
+            thread: Some(thread),
+        })
+    }
+
+    /// Commits everything queued so far, then stops the thread and waits for it.
+    pub fn shutdown(mut self) -> Result<(), RecorderError> {
+        self.stop()
+    }
+
+    fn stop(&mut self) -> Result<(), RecorderError> {
+        let Some(thread) = self.thread.take() else {
+            return Ok(());
+        };
+        // A failed send means the thread already ended; joining tells how.
+        let sent = self.handle.send_control(Message::Shutdown);
+        thread.join().map_err(|_| RecorderError::Stopped)?;
+        sent
+    }
+}
+
+impl Drop for RecorderWorker {
+    fn drop(&mut self) {
+        if let Err(e) = self.stop() {
+            tracing::error!(error = %e, "recorder did not shut down cleanly");
+        }
+    }
+}
+
+fn run(mut store: Store, queue: &Receiver<Message>, handle: &RecorderHandle) {
+    let mut pending: Vec<NewTurn> = Vec::with_capacity(MAX_BATCH);
+    while let Ok(first) = queue.recv() {
+        let batch = std::iter::once(first).chain(queue.try_iter().take(MAX_BATCH - 1));
+        for message in batch {
+            match message {
+                Message::Turn(record) => {
+                    handle.shared().depth.fetch_sub(1, Ordering::Relaxed);
+                    pending.push(new_turn(*record));
+                }
+                // Events and control messages keep their place relative to the turns.
+                Message::Event(event) => {
+                    write_turns(&mut store, &mut pending, handle);
+                    apply_event(&mut store, &event);
+                }
+                Message::Flush(done) => {
+                    write_turns(&mut store, &mut pending, handle);
+                    // The asker may have stopped waiting; nothing to do then.
+                    let _ = done.send(());
+                }
+                Message::Shutdown => {
+                    write_turns(&mut store, &mut pending, handle);
+                    tracing::debug!("recorder stopped");
+                    return;
+                }
+            }
+        }
+        write_turns(&mut store, &mut pending, handle);
+    }
+}
+
+/// Writes the pending turns in one transaction. If the batch is refused, each turn is
+/// retried alone so one bad row cannot take the others down with it.
+fn write_turns(store: &mut Store, pending: &mut Vec<NewTurn>, handle: &RecorderHandle) {
+    if pending.is_empty() {
+        return;
+    }
+    if let Err(e) = store.insert_turns(pending) {
+        tracing::warn!(error = %e, turns = pending.len(), "batch write failed; retrying turns one by one");
+        for turn in pending.iter() {
+            if let Err(e) = store.insert_turns(std::slice::from_ref(turn)) {
+                handle.shared().failed.fetch_add(1, Ordering::Relaxed);
+                tracing::error!(error = %e, session_id = %turn.session_id, "turn not recorded");
+            }
+        }
+    }
+    pending.clear();
+}
+
+fn apply_event(store: &mut Store, event: &SessionEvent) {
+    let result = match event {
+        SessionEvent::Started {
+            session_id,
+            scope,
+            at,
+        } => store.session_started(session_id, scope, unix_ms(*at)),
+        SessionEvent::Ended {
+            session_id,
+            reason,
+            at,
+            ..
+        } => store
+            .session_ended(session_id, reason.as_str(), unix_ms(*at))
+            .map(|ended| {
+                if !ended {
+                    tracing::debug!(%session_id, "end of an unknown or already ended session");
+                }
+            }),
+    };
+    if let Err(e) = result {
+        tracing::error!(error = %e, "session event not recorded");
+    }
+}
