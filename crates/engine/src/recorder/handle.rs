@@ -79,7 +79,7 @@ impl RecorderHandle {
                 .next_warn_ms
                 .compare_exchange(
                     next,
-                    now + WARN_EVERY_MS,
+                    now.saturating_add(WARN_EVERY_MS),
                     Ordering::Relaxed,
                     Ordering::Relaxed,
                 )
