@@ -1,1 +1,4 @@
-//! placeholder
+//! Support code for MetaClaw's end-to-end tests and benchmark: local fakes of the services the
+//! proxy talks to, and the load generator.
+
+pub mod fake_upstream;

@@ -1,0 +1,74 @@
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+//! Runs the fake LLM upstream as a process, for tests written in other languages and for the
+//! benchmark. Prints `PORT=<n>` once it is listening, then serves until SIGTERM/SIGINT, or until
+//! standard input closes when it is a pipe, socket or terminal (so a parent that dies takes the
+//! fake with it; `/dev/null` as stdin does not end it).
+
+use std::io::{IsTerminal, Write};
+use std::os::unix::fs::FileTypeExt;
+
+use clap::Parser;
+use metaclaw_e2e::fake_upstream::{FakeOptions, FakeUpstream};
+use tokio::io::AsyncReadExt;
+use tokio::signal::unix::{SignalKind, signal};
+
+#[derive(Parser)]
+#[command(about = "Fake OpenAI/Anthropic upstream for MetaClaw tests")]
+struct Args {
+    /// Port on 127.0.0.1; 0 picks a free one.
+    #[arg(long, default_value_t = 0)]
+    port: u16,
+    /// Key required from clients (Bearer on OpenAI routes, x-api-key on Anthropic routes).
+    #[arg(long)]
+    api_key: Option<String>,
+    /// Benchmark mode: fixed minimal reply, no request recording.
+    #[arg(long)]
+    fast: bool,
+}
+
+fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(run(args))
+}
+
+async fn run(args: Args) -> anyhow::Result<()> {
+    let opts = FakeOptions {
+        api_key: args.api_key,
+        fast: args.fast,
+    };
+    let fake = FakeUpstream::start_on_port(opts, args.port).await?;
+    {
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "PORT={}", fake.addr().port())?;
+        out.flush()?;
+    }
+    let mut term = signal(SignalKind::terminate())?;
+    let mut int = signal(SignalKind::interrupt())?;
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = int.recv() => {}
+        () = stdin_closed() => {}
+    }
+    fake.shutdown().await;
+    Ok(())
+}
+
+/// Resolves when stdin reaches end of file, or never if stdin cannot signal a parent's exit.
+async fn stdin_closed() {
+    let watchable = std::io::stdin().is_terminal()
+        || std::fs::metadata("/proc/self/fd/0")
+            .is_ok_and(|m| m.file_type().is_fifo() || m.file_type().is_socket());
+    if !watchable {
+        return std::future::pending().await;
+    }
+    let mut stdin = tokio::io::stdin();
+    let mut buf = [0u8; 256];
+    while let Ok(n) = stdin.read(&mut buf).await {
+        if n == 0 {
+            break;
+        }
+    }
+}

@@ -1,0 +1,145 @@
+//! A local stand-in for the LLM providers the proxy talks to. It speaks the real OpenAI chat
+//! completions and Anthropic Messages wire formats (JSON and SSE, errors included), answers
+//! deterministically, records what it received, and injects faults on demand.
+//!
+//! Replies: `Echo: <newest user text>`; a tool call to the first tool when tools are offered
+//! and the text contains `call tool`; `Tool said: <result>` after a tool result. Faults come
+//! from [`FakeUpstream::push_fault`] / `POST /_faults`, or a `[[fault:...]]` marker in the
+//! newest user text (see [`Fault`]).
+
+mod anthropic;
+mod errors;
+mod fault;
+mod openai;
+mod reply;
+mod routes;
+mod sse;
+mod state;
+
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::serve::ListenerExt;
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+
+pub use errors::{RETRY_AFTER_SECS, STATUS_OVERLOADED};
+pub use fault::Fault;
+pub use state::{FakeOptions, RecordedRequest, Stats};
+
+/// How long [`FakeUpstream::shutdown`] lets open connections finish.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// A running fake; stops when shut down or dropped.
+#[derive(Debug)]
+pub struct FakeUpstream {
+    addr: SocketAddr,
+    shared: Arc<state::Shared>,
+    server: Option<JoinHandle<io::Result<()>>>,
+}
+
+impl FakeUpstream {
+    /// Serves on 127.0.0.1 (any free port) on the current tokio runtime.
+    pub async fn start(opts: FakeOptions) -> io::Result<Self> {
+        Self::start_on_port(opts, 0).await
+    }
+
+    /// Serves on 127.0.0.1:`port` (0 = any free port).
+    pub async fn start_on_port(opts: FakeOptions, port: u16) -> io::Result<Self> {
+        let listener = TcpListener::bind(("127.0.0.1", port)).await?;
+        let addr = listener.local_addr()?;
+        // Small SSE frames must not wait for Nagle's algorithm.
+        let listener = listener.tap_io(|tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
+        let shared = Arc::new(state::Shared::new(opts));
+        let app = routes::router(shared.clone());
+        let stop = shared.shutdown.clone().cancelled_owned();
+        let server = tokio::spawn(async move {
+            axum::serve(listener, app)
+                .with_graceful_shutdown(stop)
+                .await
+        });
+        Ok(Self {
+            addr,
+            shared,
+            server: Some(server),
+        })
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Base URL for OpenAI-compatible clients: `http://127.0.0.1:P/v1`.
+    pub fn base_url_openai(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    /// Base URL for Anthropic clients: `http://127.0.0.1:P`.
+    pub fn base_url_anthropic(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Requests received so far, oldest first.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        self.shared.requests()
+    }
+
+    pub fn clear_requests(&self) {
+        self.shared.clear_requests();
+    }
+
+    /// Queues a fault for the next model request (FIFO, one fault per request).
+    pub fn push_fault(&self, fault: Fault) {
+        self.shared.push_faults([fault]);
+    }
+
+    pub fn stats(&self) -> Stats {
+        self.shared.stats()
+    }
+
+    /// Model requests received.
+    pub fn request_count(&self) -> u64 {
+        self.shared.stats().requests
+    }
+
+    /// Streams whose client disconnected before the stream completed.
+    pub fn cancelled_streams(&self) -> u64 {
+        self.shared.stats().cancelled_streams
+    }
+
+    /// Polls until at least `n` streams were cancelled; false if `timeout` passed first.
+    pub async fn wait_cancelled_streams(&self, n: u64, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if self.cancelled_streams() >= n {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    /// Stops accepting, ends hanging requests, and waits (bounded) for connections to close.
+    pub async fn shutdown(mut self) {
+        self.shared.shutdown.cancel();
+        if let Some(mut server) = self.server.take()
+            && tokio::time::timeout(SHUTDOWN_GRACE, &mut server)
+                .await
+                .is_err()
+        {
+            server.abort();
+        }
+    }
+}
+
+impl Drop for FakeUpstream {
+    fn drop(&mut self) {
+        self.shared.shutdown.cancel();
+    }
+}

@@ -1,0 +1,150 @@
+//! State shared by the fake's handlers and its owner: options, recorded requests, the fault
+//! queue and counters.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use axum::http::{HeaderMap, Method, Uri};
+use serde::Serialize;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::fault::Fault;
+
+#[derive(Debug, Clone, Default)]
+pub struct FakeOptions {
+    /// Key the fake requires (`Authorization: Bearer` on OpenAI routes, `x-api-key` on
+    /// Anthropic routes). `None` accepts any request.
+    pub api_key: Option<String>,
+    /// Benchmark mode: fixed minimal reply, no recording, no markers, no validation.
+    pub fast: bool,
+}
+
+/// One request the fake received, for assertions.
+#[derive(Debug, Clone, Serialize)]
+pub struct RecordedRequest {
+    pub method: String,
+    /// Path and query, e.g. `/v1/messages?beta=true`.
+    pub path: String,
+    /// Header names are lowercase; repeated headers appear once per value.
+    pub headers: Vec<(String, String)>,
+    /// The JSON body; `Null` when empty, a string holding the raw text when not JSON.
+    pub body: Value,
+}
+
+impl RecordedRequest {
+    /// First value of a header (name case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub(crate) fn new(method: &Method, uri: &Uri, headers: &HeaderMap, body: &[u8]) -> Self {
+        let body = if body.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_slice(body)
+                .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(body).into_owned()))
+        };
+        Self {
+            method: method.to_string(),
+            path: uri
+                .path_and_query()
+                .map_or_else(|| uri.path().to_owned(), |pq| pq.as_str().to_owned()),
+            headers: headers
+                .iter()
+                .map(|(k, v)| {
+                    (
+                        k.as_str().to_owned(),
+                        String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                    )
+                })
+                .collect(),
+            body,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Stats {
+    /// Model requests received (chat completions, messages, count_tokens).
+    pub requests: u64,
+    /// Streams whose client went away before the stream completed.
+    pub cancelled_streams: u64,
+}
+
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub opts: FakeOptions,
+    pub shutdown: CancellationToken,
+    requests: Mutex<Vec<RecordedRequest>>,
+    faults: Mutex<VecDeque<Fault>>,
+    request_count: AtomicU64,
+    cancelled_streams: AtomicU64,
+    next_id: AtomicU64,
+}
+
+/// A poisoned lock only means a handler panicked mid-update of plain data; keep serving.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Shared {
+    pub fn new(opts: FakeOptions) -> Self {
+        Self {
+            opts,
+            shutdown: CancellationToken::new(),
+            requests: Mutex::default(),
+            faults: Mutex::default(),
+            request_count: AtomicU64::new(0),
+            cancelled_streams: AtomicU64::new(0),
+            next_id: AtomicU64::new(1),
+        }
+    }
+
+    pub fn record(&self, req: RecordedRequest) {
+        lock(&self.requests).push(req);
+    }
+
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        lock(&self.requests).clone()
+    }
+
+    pub fn clear_requests(&self) {
+        lock(&self.requests).clear();
+    }
+
+    pub fn push_faults(&self, faults: impl IntoIterator<Item = Fault>) {
+        lock(&self.faults).extend(faults);
+    }
+
+    pub fn clear_faults(&self) {
+        lock(&self.faults).clear();
+    }
+
+    pub fn pop_fault(&self) -> Option<Fault> {
+        lock(&self.faults).pop_front()
+    }
+
+    pub fn count_request(&self) {
+        self.request_count.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn count_cancelled_stream(&self) {
+        self.cancelled_streams.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn next_id(&self) -> u64 {
+        self.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    pub fn stats(&self) -> Stats {
+        Stats {
+            requests: self.request_count.load(Ordering::Relaxed),
+            cancelled_streams: self.cancelled_streams.load(Ordering::Relaxed),
+        }
+    }
+}
