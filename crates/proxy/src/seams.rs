@@ -156,6 +156,8 @@ pub trait TurnSink: Send + Sync {
     fn turn_finished(&self, turn: TurnRecord);
     /// Number of turns waiting to be written (for `/metrics`).
     fn queue_depth(&self) -> usize;
+    /// Session starts and ends, delivered in order with the turns.
+    fn session_event(&self, _event: &SessionEvent) {}
 }
 
 /// A sink that drops everything (tests, or recording switched off).

@@ -1,0 +1,6 @@
+//! The steps a request goes through before it is forwarded.
+
+pub mod fit;
+pub mod inbound;
+pub mod inject;
+pub mod query;

@@ -1,0 +1,159 @@
+//! The retrieval query: the newest user message without agent metadata or injected context.
+//!
+//! OpenClaw prefixes user text with `Conversation info (untrusted metadata):` / `Sender …`
+//! JSON blocks and `Runtime:` lines; matching on those would pull the same skills every turn.
+
+use serde_json::{Map, Value};
+
+use crate::pipeline::inject::{BLOCK_END, BLOCK_START};
+use crate::seams::Protocol;
+
+/// Plain text of the newest user message, cleaned for retrieval.
+pub fn retrieval_query(protocol: Protocol, body: &Map<String, Value>) -> String {
+    strip_metadata(&newest_user_text(protocol, body))
+}
+
+fn newest_user_text(_protocol: Protocol, body: &Map<String, Value>) -> String {
+    let Some(messages) = body.get("messages").and_then(Value::as_array) else {
+        return String::new();
+    };
+    for m in messages.iter().rev() {
+        if m.get("role").and_then(Value::as_str) != Some("user") {
+            continue;
+        }
+        let text = content_text(m.get("content"));
+        // Anthropic tool results travel in user messages; they are not what the user asked.
+        if !text.trim().is_empty() {
+            return text;
+        }
+    }
+    String::new()
+}
+
+fn content_text(content: Option<&Value>) -> String {
+    match content {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter(|p| matches!(p.get("type").and_then(Value::as_str), Some("text") | None))
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// Removes agent metadata blocks, MetaClaw's own injected block and internal wrappers.
+pub fn strip_metadata(text: &str) -> String {
+    let text = remove_between(text, BLOCK_START, BLOCK_END);
+    let text = remove_between(&text, "<internal-context>", "</internal-context>");
+    let mut out: Vec<&str> = Vec::new();
+    let mut lines = text.lines().peekable();
+    while let Some(line) = lines.next() {
+        let t = line.trim();
+        if t.starts_with("Runtime:") {
+            continue;
+        }
+        if is_metadata_header(t) {
+            skip_metadata_body(&mut lines);
+            continue;
+        }
+        if t.starts_with('[') && t.ends_with(']') && is_bracketed_metadata(t) {
+            continue;
+        }
+        out.push(line);
+    }
+    out.join("\n").trim().to_string()
+}
+
+fn is_metadata_header(t: &str) -> bool {
+    let lower = t.to_ascii_lowercase();
+    lower.ends_with("(untrusted metadata):")
+        || lower.starts_with("conversation info") && lower.ends_with(':')
+}
+
+fn is_bracketed_metadata(t: &str) -> bool {
+    [
+        "[Queued message",
+        "[Conversation info",
+        "[Sender",
+        "[Forwarded message context",
+        "[Replied message context",
+    ]
+    .iter()
+    .any(|p| t.starts_with(p))
+}
+
+/// Skips a fenced block or a run of JSON-looking lines following a metadata header.
+fn skip_metadata_body<'a>(lines: &mut std::iter::Peekable<impl Iterator<Item = &'a str>>) {
+    match lines.peek().map(|l| l.trim()) {
+        Some(l) if l.starts_with("```") => {
+            lines.next();
+            for l in lines.by_ref() {
+                if l.trim().starts_with("```") {
+                    break;
+                }
+            }
+        }
+        Some(l) if l.starts_with('{') => {
+            let mut depth = 0i32;
+            for l in lines.by_ref() {
+                depth += l.matches('{').count() as i32 - l.matches('}').count() as i32;
+                if depth <= 0 {
+                    break;
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn remove_between(text: &str, start: &str, end: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find(start) {
+        out.push_str(&rest[..i]);
+        match rest[i..].find(end) {
+            Some(j) => rest = &rest[i + j + end.len()..],
+            None => {
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn strips_openclaw_metadata() {
+        let text = "Conversation info (untrusted metadata):\n```json\n{\"chat\": \"x\"}\n```\n\nSender (untrusted metadata):\n{\n  \"name\": \"ann\"\n}\nRuntime: agent=main | host=box\nWhat is the latest news on Rust?";
+        assert_eq!(strip_metadata(text), "What is the latest news on Rust?");
+    }
+
+    #[test]
+    fn strips_injected_block_and_wrappers() {
+        let text = format!(
+            "fix the bug\n{BLOCK_START}\n## Skills\nstuff\n{BLOCK_END}\n<internal-context>x</internal-context>"
+        );
+        assert_eq!(strip_metadata(&text), "fix the bug");
+        assert_eq!(strip_metadata("[Queued message 2]\nhello"), "hello");
+    }
+
+    #[test]
+    fn newest_user_text_skips_tool_results() {
+        let body = json!({"messages":[
+            {"role":"user","content":"first"},
+            {"role":"assistant","content":[{"type":"tool_use","id":"t","name":"f","input":{}}]},
+            {"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"r"}]}
+        ]});
+        let Value::Object(m) = body else {
+            unreachable!()
+        };
+        assert_eq!(retrieval_query(Protocol::Anthropic, &m), "first");
+    }
+}

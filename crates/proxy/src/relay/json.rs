@@ -1,0 +1,184 @@
+//! Whole (non-streaming) replies and upstream errors.
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use metaclaw_wire::{anthropic, openai, translate};
+use serde_json::Value;
+use tokio::time::Instant;
+
+use super::headers;
+use super::record::Draft;
+use crate::error::{ApiError, ErrorKind};
+use crate::seams::{Protocol, ReplyCapture};
+use crate::state::AppState;
+use crate::upstream::send::Answered;
+
+pub async fn respond(state: &AppState, answered: Answered, mut draft: Draft) -> Response {
+    let status = answered.response.status();
+    let up_headers = answered.response.headers().clone();
+    let remaining = state
+        .config
+        .request_timeout
+        .saturating_sub(draft.arrived.elapsed());
+    let body = match tokio::time::timeout(remaining, answered.response.bytes()).await {
+        Ok(Ok(b)) => b,
+        Ok(Err(e)) => {
+            let err = ApiError::new(
+                draft.client_protocol,
+                StatusCode::BAD_GATEWAY,
+                ErrorKind::Upstream,
+                format!("upstream `{}` broke off its reply: {e}", draft.upstream),
+            );
+            return fail(state, draft, err);
+        }
+        Err(_) => {
+            let err = ApiError::new(
+                draft.client_protocol,
+                StatusCode::GATEWAY_TIMEOUT,
+                ErrorKind::Timeout,
+                format!(
+                    "upstream `{}` did not finish within llm.request_timeout_secs ({} s)",
+                    draft.upstream,
+                    state.config.request_timeout.as_secs()
+                ),
+            );
+            return fail(state, draft, err);
+        }
+    };
+    let t_post = Instant::now();
+    let (out_status, out_body, error) = if status.is_success() {
+        match convert_success(&draft, body) {
+            Ok(b) => (status, b, None),
+            Err(e) => {
+                return fail(state, draft, e);
+            }
+        }
+    } else {
+        let (b, message) = convert_error(&draft, status, body);
+        state.stats.error(&message);
+        (status, b, Some(message))
+    };
+    draft.overhead += t_post.elapsed();
+    let mut resp = (out_status, out_body.clone()).into_response();
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    headers::passthrough(&up_headers, resp.headers_mut());
+    headers::metaclaw(resp.headers_mut(), draft.overhead_ms(), &draft.session_id);
+    state
+        .metrics
+        .overhead_seconds
+        .observe(draft.overhead.as_secs_f64());
+    let first = Some(Instant::now());
+    draft.finish(
+        ReplyCapture::Json(out_body),
+        out_status.as_u16(),
+        error,
+        first,
+    );
+    resp
+}
+
+/// Records a failed turn and answers the client with MetaClaw's error.
+pub fn fail(state: &AppState, draft: Draft, err: ApiError) -> Response {
+    state.stats.error(&err.message);
+    let status = err.status.as_u16();
+    let message = err.message.clone();
+    let mut resp = err.into_response();
+    headers::metaclaw(resp.headers_mut(), draft.overhead_ms(), &draft.session_id);
+    draft.finish(ReplyCapture::None, status, Some(message), None);
+    resp
+}
+
+fn convert_success(draft: &Draft, body: Bytes) -> Result<Bytes, ApiError> {
+    let client = draft.client_protocol;
+    let bad = |what: &str, e: &dyn std::fmt::Display| {
+        ApiError::new(
+            client,
+            StatusCode::BAD_GATEWAY,
+            ErrorKind::Upstream,
+            format!("upstream `{}` sent an invalid {what}: {e}", draft.upstream),
+        )
+    };
+    match (client, draft.upstream_protocol) {
+        (Protocol::Openai, Protocol::Openai) => {
+            // The reference added `session_id` to chat completions; agents may read it.
+            let mut v: Value = serde_json::from_slice(&body).map_err(|e| bad("response", &e))?;
+            if let Some(obj) = v.as_object_mut() {
+                obj.insert("session_id".into(), Value::String(draft.session_id.clone()));
+            }
+            serde_json::to_vec(&v)
+                .map(Bytes::from)
+                .map_err(|e| bad("response", &e))
+        }
+        (Protocol::Anthropic, Protocol::Anthropic) => Ok(body),
+        (Protocol::Anthropic, Protocol::Openai) => {
+            let r: openai::ChatResponse =
+                serde_json::from_slice(&body).map_err(|e| bad("chat completion", &e))?;
+            let out = translate::openai_response_to_anthropic(r);
+            serde_json::to_vec(&out)
+                .map(Bytes::from)
+                .map_err(|e| bad("response", &e))
+        }
+        (Protocol::Openai, Protocol::Anthropic) => {
+            let r: anthropic::MessagesResponse =
+                serde_json::from_slice(&body).map_err(|e| bad("message", &e))?;
+            let mut out = serde_json::to_value(translate::anthropic_response_to_openai(r))
+                .map_err(|e| bad("response", &e))?;
+            if let Some(obj) = out.as_object_mut() {
+                obj.insert("session_id".into(), Value::String(draft.session_id.clone()));
+            }
+            serde_json::to_vec(&out)
+                .map(Bytes::from)
+                .map_err(|e| bad("response", &e))
+        }
+    }
+}
+
+/// Upstream 4xx/5xx: passed through as is when the protocols match; otherwise the message is
+/// carried over into the client's error shape with the same status.
+fn convert_error(draft: &Draft, status: StatusCode, body: Bytes) -> (Bytes, String) {
+    let message = upstream_message(&body);
+    let summary = format!(
+        "upstream `{}` answered {}: {}",
+        draft.upstream,
+        status.as_u16(),
+        message
+    );
+    if draft.client_protocol == draft.upstream_protocol
+        && serde_json::from_slice::<Value>(&body).is_ok()
+    {
+        return (body, summary);
+    }
+    let kind = match status.as_u16() {
+        401 => ErrorKind::Authentication,
+        403 => ErrorKind::Permission,
+        404 => ErrorKind::NotFound,
+        400..=499 => ErrorKind::InvalidRequest,
+        _ => ErrorKind::Upstream,
+    };
+    let err = ApiError::new(draft.client_protocol, status, kind, summary.clone());
+    (Bytes::from(err.body().to_string()), summary)
+}
+
+/// The human message inside either protocol's error shape, or the raw text (shortened).
+pub fn upstream_message(body: &[u8]) -> String {
+    if let Ok(v) = serde_json::from_slice::<Value>(body) {
+        let msg = v
+            .pointer("/error/message")
+            .or_else(|| v.pointer("/message"))
+            .or_else(|| v.pointer("/detail"))
+            .and_then(Value::as_str);
+        if let Some(m) = msg {
+            return m.to_string();
+        }
+    }
+    let text = String::from_utf8_lossy(body);
+    let text = text.trim();
+    if text.is_empty() {
+        return "(empty body)".to_string();
+    }
+    text.chars().take(500).collect()
+}

@@ -1,0 +1,75 @@
+//! Small routes: health, models, metrics, and the 404 for everything else.
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+use crate::auth;
+use crate::error::{ApiError, ErrorKind};
+use crate::seams::Protocol;
+use crate::state::SharedState;
+
+pub async fn healthz() -> Json<serde_json::Value> {
+    Json(json!({"ok": true}))
+}
+
+/// `GET /v1/models`: the models agents can ask for (the upstreams' configured models).
+pub async fn models(State(state): State<SharedState>, headers: HeaderMap) -> Response {
+    if let Err(msg) = auth::key_ok(&headers, state.config.api_key.as_deref()) {
+        return ApiError::new(
+            Protocol::Openai,
+            StatusCode::UNAUTHORIZED,
+            ErrorKind::Authentication,
+            msg,
+        )
+        .into_response();
+    }
+    let mut ids: Vec<String> = state
+        .config
+        .upstreams
+        .iter()
+        .filter_map(|u| u.model.clone())
+        .collect();
+    if ids.is_empty() {
+        ids.push(state.config.served_model.clone());
+    }
+    ids.dedup();
+    let data: Vec<_> = ids
+        .iter()
+        .map(|id| json!({"id": id, "object": "model", "created": 0, "owned_by": "metaclaw", "type": "model", "display_name": id}))
+        .collect();
+    state.metrics.request("models", 200);
+    Json(json!({"object": "list", "data": data, "has_more": false})).into_response()
+}
+
+pub async fn metrics(State(state): State<SharedState>) -> Response {
+    state
+        .metrics
+        .sessions_open
+        .set(state.sessions.open_count() as i64);
+    state
+        .metrics
+        .recorder_queue
+        .set(state.sink.queue_depth() as i64);
+    (
+        [(
+            header::CONTENT_TYPE,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )],
+        state.metrics.render(),
+    )
+        .into_response()
+}
+
+/// Unknown paths (any method) answer 404 at once.
+pub async fn not_found() -> Response {
+    ApiError::new(
+        Protocol::Openai,
+        StatusCode::NOT_FOUND,
+        ErrorKind::NotFound,
+        "no such endpoint",
+    )
+    .into_response()
+}

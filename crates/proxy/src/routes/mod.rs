@@ -1,0 +1,5 @@
+//! The agent API's routes.
+
+pub mod count_tokens;
+pub mod info;
+pub mod turn;

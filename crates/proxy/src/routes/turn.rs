@@ -1,0 +1,126 @@
+//! `POST /v1/chat/completions` and `POST /v1/messages`: one conversation turn, end to end.
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::response::{IntoResponse, Response};
+use serde_json::Value;
+use tokio::time::Instant;
+
+use crate::error::{ApiError, ErrorKind};
+use crate::pipeline::{fit, inbound, inject, query};
+use crate::relay::record::Draft;
+use crate::relay::{json, stream};
+use crate::seams::{Protocol, TurnContext, TurnType};
+use crate::state::SharedState;
+use crate::{auth, session, upstream};
+
+pub async fn chat_completions(
+    State(state): State<SharedState>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let resp = turn(&state, Protocol::Openai, headers, body).await;
+    state
+        .metrics
+        .request("chat_completions", resp.status().as_u16());
+    resp
+}
+
+pub async fn messages(
+    State(state): State<SharedState>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let resp = turn(&state, Protocol::Anthropic, headers, body).await;
+    state.metrics.request("messages", resp.status().as_u16());
+    resp
+}
+
+async fn turn(state: &SharedState, client: Protocol, headers: HeaderMap, body: Body) -> Response {
+    let arrived = Instant::now();
+    state.stats.request();
+    if let Err(msg) = auth::key_ok(&headers, state.config.api_key.as_deref()) {
+        return ApiError::new(
+            client,
+            axum::http::StatusCode::UNAUTHORIZED,
+            ErrorKind::Authentication,
+            msg,
+        )
+        .into_response();
+    }
+    let bytes = match inbound::read_body(client, body, state.config.max_body_bytes).await {
+        Ok(b) => b,
+        Err(e) => return e.into_response(),
+    };
+    let t_parse = Instant::now();
+    let mut map = match inbound::parse(client, &bytes) {
+        Ok(m) => m,
+        Err(e) => return e.into_response(),
+    };
+    let meta = session::resolve(client, &headers, &mut map, &state.default_scope);
+    state
+        .sessions
+        .touch(&meta.session_id, &meta.scope, meta.turn_type);
+    let wants_stream = map.get("stream").and_then(Value::as_bool) == Some(true);
+    let include_usage = map
+        .get("stream_options")
+        .and_then(|o| o.get("include_usage"))
+        .and_then(Value::as_bool)
+        == Some(true);
+    let model = map
+        .get("model")
+        .and_then(Value::as_str)
+        .unwrap_or(&state.config.served_model)
+        .to_string();
+    let mut draft = Draft::new(&meta, client, model.clone(), state.sink.clone());
+    draft.arrived = arrived;
+
+    if meta.turn_type == TurnType::Main {
+        let q = query::retrieval_query(client, &map);
+        if !q.is_empty() {
+            let ctx = TurnContext {
+                session_id: meta.session_id.clone(),
+                scope: meta.scope.clone(),
+                client_protocol: client,
+                model,
+                query: q,
+            };
+            if let Some(block) = state.injector.context_block(&ctx).await {
+                inject::apply(client, &mut map, &block, state.config.placement);
+            }
+        }
+    }
+    fit::apply(client, &mut map, state.config.context_window);
+    let mut request = Value::Object(map);
+    draft.overhead = t_parse.elapsed();
+
+    if meta.done {
+        // Ended once the reply is recorded, so the end follows the turn in the record.
+        draft.end_session = Some(state.sessions.clone());
+    }
+    match upstream::send::send(state, client, &headers, &mut request, false).await {
+        Err(unreachable) => {
+            draft.overhead += unreachable.prep;
+            draft.request = unreachable.forwarded;
+            if let Some(u) = state.config.upstreams.get(unreachable.upstream) {
+                draft.upstream = u.name.clone();
+                draft.upstream_protocol = u.protocol;
+            }
+            json::fail(state, draft, unreachable.error)
+        }
+        Ok(answered) => {
+            draft.overhead += answered.prep;
+            if let Some(u) = state.config.upstreams.get(answered.upstream) {
+                draft.upstream = u.name.clone();
+                draft.upstream_protocol = u.protocol;
+            }
+            draft.request = answered.forwarded.clone();
+            if wants_stream && answered.response.status().is_success() {
+                stream::respond(state.clone(), answered, draft, include_usage)
+            } else {
+                json::respond(state, answered, draft).await
+            }
+        }
+    }
+}

@@ -1,0 +1,245 @@
+//! Open sessions in memory, their lifecycle events, and the idle sweeper.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, SystemTime};
+
+// tokio's clock, so tests can advance time instead of waiting for it.
+use tokio::time::Instant;
+
+use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
+
+use crate::seams::{EndReason, SessionEvent, TurnSink, TurnType};
+
+struct Open {
+    scope: String,
+    last_seen: Instant,
+    main_turns: u32,
+}
+
+/// The sessions the proxy is serving. Events go to the sink (so they are recorded in order
+/// with the turns) and to a broadcast channel for other subscribers (memory, skills).
+pub struct Sessions {
+    open: Mutex<HashMap<String, Open>>,
+    events: broadcast::Sender<SessionEvent>,
+    sink: Arc<dyn TurnSink>,
+    idle_timeout: Duration,
+}
+
+impl Sessions {
+    pub fn new(sink: Arc<dyn TurnSink>, idle_timeout: Duration) -> Self {
+        let (events, _) = broadcast::channel(1024);
+        Sessions {
+            open: Mutex::new(HashMap::new()),
+            events,
+            sink,
+            idle_timeout,
+        }
+    }
+
+    pub fn subscribe(&self) -> broadcast::Receiver<SessionEvent> {
+        self.events.subscribe()
+    }
+
+    pub fn open_count(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// Notes a request; starts the session if it is new.
+    pub fn touch(&self, id: &str, scope: &str, turn_type: TurnType) {
+        let started = {
+            let mut open = self.lock();
+            let now = Instant::now();
+            match open.get_mut(id) {
+                Some(s) => {
+                    s.last_seen = now;
+                    if turn_type == TurnType::Main {
+                        s.main_turns += 1;
+                    }
+                    false
+                }
+                None => {
+                    open.insert(
+                        id.to_string(),
+                        Open {
+                            scope: scope.to_string(),
+                            last_seen: now,
+                            main_turns: u32::from(turn_type == TurnType::Main),
+                        },
+                    );
+                    true
+                }
+            }
+        };
+        if started {
+            self.emit(SessionEvent::Started {
+                session_id: id.to_string(),
+                scope: scope.to_string(),
+                at: SystemTime::now(),
+            });
+        }
+    }
+
+    /// Ends a session if it is open.
+    pub fn end(&self, id: &str, reason: EndReason) {
+        let ended = self.lock().remove(id);
+        if let Some(s) = ended {
+            self.emit_ended(id.to_string(), s, reason);
+        }
+    }
+
+    /// Ends every session idle for longer than the timeout; returns how many.
+    pub fn sweep(&self, now: Instant) -> usize {
+        let expired: Vec<(String, Open)> = {
+            let mut open = self.lock();
+            let ids: Vec<String> = open
+                .iter()
+                .filter(|(_, s)| now.saturating_duration_since(s.last_seen) >= self.idle_timeout)
+                .map(|(id, _)| id.clone())
+                .collect();
+            ids.into_iter()
+                .filter_map(|id| open.remove(&id).map(|s| (id, s)))
+                .collect()
+        };
+        let n = expired.len();
+        for (id, s) in expired {
+            self.emit_ended(id, s, EndReason::Idle);
+        }
+        n
+    }
+
+    /// Ends every open session (clean shutdown).
+    pub fn end_all(&self, reason: EndReason) {
+        let all: Vec<(String, Open)> = self.lock().drain().collect();
+        for (id, s) in all {
+            self.emit_ended(id, s, reason);
+        }
+    }
+
+    /// Runs the idle sweeper until cancelled.
+    pub async fn run_sweeper(self: Arc<Self>, cancel: CancellationToken) {
+        // Check often enough that a session ends within a quarter of its timeout.
+        let period =
+            (self.idle_timeout / 4).clamp(Duration::from_millis(20), Duration::from_secs(30));
+        let mut tick = tokio::time::interval(period);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                _ = cancel.cancelled() => return,
+                _ = tick.tick() => {
+                    let ended = self.sweep(Instant::now());
+                    if ended > 0 {
+                        tracing::info!(ended, "idle sessions ended");
+                    }
+                }
+            }
+        }
+    }
+
+    fn emit_ended(&self, session_id: String, s: Open, reason: EndReason) {
+        self.emit(SessionEvent::Ended {
+            session_id,
+            scope: s.scope,
+            reason,
+            main_turns: s.main_turns,
+            at: SystemTime::now(),
+        });
+    }
+
+    fn emit(&self, event: SessionEvent) {
+        self.sink.session_event(&event);
+        // No subscribers is normal (nothing listens yet); not an error.
+        let _ = self.events.send(event);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Open>> {
+        // A panic while holding this lock cannot leave the map half-updated, so keep serving.
+        self.open.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::seams::TurnRecord;
+
+    #[derive(Default)]
+    struct Events(Mutex<Vec<SessionEvent>>);
+    impl TurnSink for Events {
+        fn turn_finished(&self, _turn: TurnRecord) {}
+        fn queue_depth(&self) -> usize {
+            0
+        }
+        fn session_event(&self, event: &SessionEvent) {
+            self.0.lock().unwrap().push(event.clone());
+        }
+    }
+
+    #[test]
+    fn start_once_then_end_explicitly() {
+        let sink = Arc::new(Events::default());
+        let s = Sessions::new(sink.clone(), Duration::from_secs(60));
+        let mut rx = s.subscribe();
+        s.touch("a", "default", TurnType::Main);
+        s.touch("a", "default", TurnType::Main);
+        s.touch("a", "default", TurnType::Side);
+        assert_eq!(s.open_count(), 1);
+        s.end("a", EndReason::Explicit);
+        s.end("a", EndReason::Explicit);
+        let ev = sink.0.lock().unwrap().clone();
+        assert_eq!(ev.len(), 2, "one start, one end: {ev:?}");
+        match &ev[1] {
+            SessionEvent::Ended {
+                main_turns, reason, ..
+            } => {
+                assert_eq!(*main_turns, 2);
+                assert_eq!(*reason, EndReason::Explicit);
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        assert!(matches!(rx.try_recv(), Ok(SessionEvent::Started { .. })));
+        assert!(matches!(rx.try_recv(), Ok(SessionEvent::Ended { .. })));
+    }
+
+    #[test]
+    fn sweep_ends_only_idle_sessions() {
+        let sink = Arc::new(Events::default());
+        let s = Sessions::new(sink.clone(), Duration::from_secs(60));
+        s.touch("old", "d", TurnType::Main);
+        let later = Instant::now() + Duration::from_secs(61);
+        assert_eq!(s.sweep(Instant::now()), 0);
+        assert_eq!(s.sweep(later), 1);
+        assert_eq!(s.open_count(), 0);
+        let ev = sink.0.lock().unwrap().clone();
+        assert!(matches!(
+            ev.last(),
+            Some(SessionEvent::Ended {
+                reason: EndReason::Idle,
+                ..
+            })
+        ));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn sweeper_task_ends_idle_session_on_its_own() {
+        let sink = Arc::new(Events::default());
+        let s = Arc::new(Sessions::new(sink.clone(), Duration::from_secs(60)));
+        let mut rx = s.subscribe();
+        s.touch("x", "d", TurnType::Main);
+        let _ = rx.recv().await;
+        let cancel = CancellationToken::new();
+        let task = tokio::spawn(s.clone().run_sweeper(cancel.clone()));
+        // With the clock paused, tokio advances virtual time until the sweeper fires.
+        let ended = rx.recv().await.unwrap();
+        assert!(matches!(
+            ended,
+            SessionEvent::Ended {
+                reason: EndReason::Idle,
+                ..
+            }
+        ));
+        cancel.cancel();
+        task.await.unwrap();
+    }
+}
