@@ -1,2 +1,7 @@
+mod assemble;
+mod fixtures;
+mod request;
+mod response;
 mod sse;
+mod stream;
 mod types;
