@@ -1,1 +1,45 @@
-fn main() {}
+//! The `metaclaw` binary: the CLI, and (with the `desktop` feature) the tray app.
+
+mod admin_client;
+mod cli;
+mod commands;
+mod exit;
+mod output;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use metaclaw_engine::paths::Paths;
+
+use cli::{Cli, Command, StartArgs};
+use exit::Outcome;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            if !f.message.is_empty() {
+                output::error(&f.message);
+            }
+            ExitCode::from(f.code)
+        }
+    }
+}
+
+fn run(cli: Cli) -> Outcome {
+    let paths = Paths::from_env()?;
+    match cli.command {
+        // The desktop shell will open here; until then, run the engine in the foreground.
+        None => commands::start::run(paths, StartArgs::default()),
+        Some(Command::Start(args)) => commands::start::run(paths, args),
+        Some(Command::Stop) => commands::stop::run(&paths),
+        Some(Command::Status { json }) => commands::status::run(&paths, json),
+        Some(Command::Config(args)) => {
+            // Logging is a convenience for config warnings; the command works without it.
+            let _ = metaclaw_engine::logging::init_cli_logging();
+            commands::config::run(&paths, args)
+        }
+        Some(Command::Logs { follow, lines }) => commands::logs::run(&paths, follow, lines),
+    }
+}

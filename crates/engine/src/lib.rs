@@ -1,7 +1,12 @@
-//! placeholder
+//! Composition: config, secrets, the recorder, and the proxy wired together into one engine
+//! with an admin API. The CLI and the desktop shell both drive it.
+
+pub mod admin;
 pub mod config;
 pub mod logging;
 pub mod paths;
 pub mod recorder;
+pub mod run;
 pub mod runfiles;
 pub mod secrets;
+pub mod wiring;

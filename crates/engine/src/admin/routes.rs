@@ -1,0 +1,146 @@
+//! Admin routes. Store reads happen on blocking threads, never on the agent API's path.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::extract::{Query, Request, State};
+use axum::http::{StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use metaclaw_proxy::SharedState;
+use metaclaw_proxy::seams::TurnSink;
+use metaclaw_store::Store;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use subtle::ConstantTimeEq;
+use tokio_util::sync::CancellationToken;
+
+use super::status::{Status, UpstreamStatus};
+use crate::config::Config;
+use crate::recorder::RecorderHandle;
+
+/// What the admin routes read.
+pub struct AdminState {
+    pub proxy: SharedState,
+    pub token: String,
+    pub config: Config,
+    pub config_warnings: Vec<String>,
+    pub upstreams: Vec<UpstreamStatus>,
+    pub started: Instant,
+    pub db: PathBuf,
+    pub home: PathBuf,
+    pub log_file: PathBuf,
+    pub recorder: RecorderHandle,
+    pub shutdown: CancellationToken,
+}
+
+pub fn router(state: Arc<AdminState>) -> Router {
+    Router::new()
+        .route("/api/status", get(status))
+        .route("/api/config", get(config))
+        .route("/api/turns", get(turns))
+        .route("/api/recorder/flush", post(flush))
+        .route("/api/shutdown", post(shutdown))
+        .route_layer(middleware::from_fn_with_state(state.clone(), require_token))
+        .with_state(state)
+}
+
+async fn require_token(State(state): State<Arc<AdminState>>, req: Request, next: Next) -> Response {
+    let presented = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .unwrap_or_default();
+    if bool::from(presented.as_bytes().ct_eq(state.token.as_bytes())) {
+        return next.run(req).await;
+    }
+    error(
+        StatusCode::UNAUTHORIZED,
+        "admin API needs `Authorization: Bearer <token>` from $METACLAW_HOME/run/admin_token",
+    )
+}
+
+fn error(status: StatusCode, message: &str) -> Response {
+    (status, Json(json!({"error": {"message": message}}))).into_response()
+}
+
+async fn status(State(state): State<Arc<AdminState>>) -> Response {
+    let db = state.db.clone();
+    // A missing or locked database must not break status; the count is then 0.
+    let turns = tokio::task::spawn_blocking(move || {
+        Store::open_read_only(&db)
+            .and_then(|s| s.stats())
+            .map(|s| s.turns)
+            .unwrap_or(0)
+    })
+    .await
+    .unwrap_or(0);
+    let stats = state.proxy.stats.snapshot();
+    let body = Status {
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        pid: std::process::id(),
+        mode: state.config.mode.to_string(),
+        listen: state.proxy.config.bind.to_string(),
+        uptime_secs: state.started.elapsed().as_secs(),
+        upstreams: state.upstreams.clone(),
+        requests: stats.requests,
+        errors: stats.errors,
+        last_error: stats.last_error,
+        last_error_at_ms: stats.last_error_at_ms,
+        sessions_open: state.proxy.sessions.open_count(),
+        turns_recorded: turns,
+        recorder_queue: state.recorder.queue_depth(),
+        recorder_dropped: state.recorder.dropped(),
+        home: state.home.display().to_string(),
+        log_file: state.log_file.display().to_string(),
+    };
+    Json(body).into_response()
+}
+
+async fn config(State(state): State<Arc<AdminState>>) -> Response {
+    let config = serde_json::to_value(&state.config).unwrap_or(Value::Null);
+    Json(json!({"config": config, "warnings": state.config_warnings})).into_response()
+}
+
+#[derive(Deserialize)]
+struct TurnsQuery {
+    limit: Option<usize>,
+    session: Option<String>,
+}
+
+async fn turns(State(state): State<Arc<AdminState>>, Query(q): Query<TurnsQuery>) -> Response {
+    let db = state.db.clone();
+    let result = tokio::task::spawn_blocking(move || {
+        let store = Store::open_read_only(&db)?;
+        match q.session {
+            Some(s) => store.session_turns(&s),
+            None => store.recent_turns(q.limit.unwrap_or(50).min(1000)),
+        }
+    })
+    .await;
+    match result {
+        Ok(Ok(rows)) => Json(json!({"turns": rows})).into_response(),
+        Ok(Err(e)) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    }
+}
+
+/// Waits until every turn queued so far is committed (tests, and `metaclaw stop`).
+async fn flush(State(state): State<Arc<AdminState>>) -> Response {
+    let recorder = state.recorder.clone();
+    match tokio::task::spawn_blocking(move || recorder.flush()).await {
+        Ok(Ok(())) => Json(json!({"ok": true})).into_response(),
+        Ok(Err(e)) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    }
+}
+
+async fn shutdown(State(state): State<Arc<AdminState>>) -> Response {
+    tracing::info!("shutdown requested through the admin API");
+    state.shutdown.cancel();
+    Json(json!({"ok": true})).into_response()
+}

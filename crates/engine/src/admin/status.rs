@@ -1,0 +1,33 @@
+//! What `metaclaw status` and the dashboard show.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct UpstreamStatus {
+    pub name: String,
+    pub protocol: String,
+    pub base_url: String,
+    pub model: Option<String>,
+    /// Where its key came from (`env`, `keychain`, `file`, `config`), or `none`.
+    pub key_source: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Status {
+    pub version: String,
+    pub pid: u32,
+    pub mode: String,
+    pub listen: String,
+    pub uptime_secs: u64,
+    pub upstreams: Vec<UpstreamStatus>,
+    pub requests: u64,
+    pub errors: u64,
+    pub last_error: Option<String>,
+    pub last_error_at_ms: Option<u64>,
+    pub sessions_open: usize,
+    pub turns_recorded: u64,
+    pub recorder_queue: usize,
+    pub recorder_dropped: u64,
+    pub home: String,
+    pub log_file: String,
+}

@@ -1,0 +1,220 @@
+//! Starting and stopping the engine: config, secrets, recorder, proxy, admin API, run files.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Instant;
+
+use metaclaw_proxy::seams::{NoInjection, TurnSink};
+use metaclaw_proxy::{AppState, SharedState};
+
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::admin::{self, AdminState, UpstreamStatus};
+use crate::config::{Config, ConfigError, Overrides};
+use crate::paths::{Paths, PathsError};
+use crate::recorder::{self, RecorderWorker};
+use crate::runfiles::{self, InstanceLock, RunError, RunInfo};
+use crate::secrets::{SecretError, SecretStore, ensure_proxy_key};
+use crate::wiring::{self, LLM_KEY, WiringError};
+
+/// Turns waiting for the recorder; beyond this, turns are dropped (counted) rather than
+/// slowing the agent down.
+const RECORDER_CAPACITY: usize = 4096;
+
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Paths(#[from] PathsError),
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Secret(#[from] SecretError),
+    #[error(transparent)]
+    Wiring(#[from] WiringError),
+    #[error(transparent)]
+    Run(#[from] RunError),
+    #[error("cannot open the database: {0}")]
+    Recorder(String),
+    #[error("{0}")]
+    Bind(String),
+    #[error("internal task failed: {0}")]
+    Task(String),
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct StartOptions {
+    pub overrides: Overrides,
+}
+
+/// A running engine. Dropping it without [`Engine::wait`] leaves the server task running until
+/// the process exits; call [`Engine::shutdown`] then `wait` for a clean stop.
+pub struct Engine {
+    addr: SocketAddr,
+    shutdown: CancellationToken,
+    server: JoinHandle<std::io::Result<()>>,
+    recorder: RecorderWorker,
+    paths: Paths,
+    _lock: InstanceLock,
+}
+
+impl Engine {
+    pub async fn start(paths: Paths, options: StartOptions) -> Result<Engine, EngineError> {
+        paths.ensure_dirs()?;
+        let loaded = Config::load(&paths)?;
+        for w in &loaded.warnings {
+            tracing::warn!("{w}");
+        }
+        let mut config = loaded.config.clone();
+        config.apply(options.overrides);
+        let lock = InstanceLock::acquire(&paths)?;
+
+        // Keychain access blocks (D-Bus); keep it off the runtime's worker threads.
+        let secrets = SecretStore::open(&paths)?.with_legacy(loaded.legacy_secrets.clone());
+        let (proxy_config, upstreams) = {
+            let secrets = secrets.clone();
+            let config = config.clone();
+            tokio::task::spawn_blocking(move || -> Result<_, EngineError> {
+                let key = ensure_proxy_key(&secrets)?;
+                let proxy = wiring::proxy_config(&config, &secrets, Some(key))?;
+                let upstreams = upstream_status(&proxy, &config, &secrets);
+                Ok((proxy, upstreams))
+            })
+            .await
+            .map_err(|e| EngineError::Task(e.to_string()))??
+        };
+        if proxy_config.upstreams.is_empty() {
+            tracing::warn!(
+                "no LLM provider configured: requests will get a 503 until `metaclaw config set llm.api_base <url>` (and llm.api_key) and a restart"
+            );
+        }
+
+        let (recorder, worker) = recorder::start(&paths.db, RECORDER_CAPACITY)
+            .map_err(|e| EngineError::Recorder(e.to_string()))?;
+        let sink: Arc<dyn TurnSink> = Arc::new(recorder.clone());
+        let state: SharedState = Arc::new(
+            AppState::new(
+                proxy_config,
+                Arc::new(NoInjection),
+                sink,
+                config.memory.scope.clone(),
+            )
+            .map_err(|e| EngineError::Bind(format!("cannot build the HTTP client: {e}")))?,
+        );
+        metaclaw_proxy::check_bind(&state).map_err(EngineError::Bind)?;
+        let bind = state.config.bind;
+        let listener = TcpListener::bind(bind).await.map_err(|e| {
+            EngineError::Bind(format!(
+                "cannot listen on {bind}: {e} (is another program using port {}? choose another with --port or `metaclaw config set proxy.port N`)",
+                bind.port()
+            ))
+        })?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| EngineError::Bind(e.to_string()))?;
+
+        let run_info = RunInfo::publish(&paths, addr.port())?;
+        let token = run_info
+            .admin_token
+            .as_ref()
+            .map(|t| t.expose().to_string())
+            .unwrap_or_default();
+        let shutdown = CancellationToken::new();
+        let admin_state = Arc::new(AdminState {
+            proxy: state.clone(),
+            token: token.clone(),
+            config: config.clone(),
+            config_warnings: loaded.warnings.clone(),
+            upstreams,
+            started: Instant::now(),
+            db: paths.db.clone(),
+            home: paths.home.clone(),
+            log_file: paths.logs.join("metaclaw.log"),
+            recorder,
+            shutdown: shutdown.clone(),
+        });
+        let app = metaclaw_proxy::router(state.clone()).merge(admin::router(admin_state));
+        let app = metaclaw_proxy::guard(app, state.clone());
+        let server = tokio::spawn(metaclaw_proxy::serve(
+            listener,
+            app,
+            state.clone(),
+            shutdown.clone(),
+        ));
+        tracing::info!(%addr, mode = %config.mode, "MetaClaw is serving");
+        Ok(Engine {
+            addr,
+            shutdown,
+            server,
+            recorder: worker,
+            paths,
+            _lock: lock,
+        })
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Cancel to stop the engine (signals, `metaclaw stop`, the tray's Quit).
+    pub fn shutdown_token(&self) -> CancellationToken {
+        self.shutdown.clone()
+    }
+
+    pub fn shutdown(&self) {
+        self.shutdown.cancel();
+    }
+
+    /// Waits until shutdown, then drains the recorder and removes the run files.
+    pub async fn wait(self) -> Result<(), EngineError> {
+        let served = self.server.await;
+        // The server ended every open session; those events are queued before this drain.
+        let worker = self.recorder;
+        let drained = tokio::task::spawn_blocking(move || worker.shutdown())
+            .await
+            .map_err(|e| EngineError::Task(e.to_string()))?;
+        runfiles::clear_if_owned(&self.paths, std::process::id())?;
+        drained.map_err(|e| EngineError::Recorder(e.to_string()))?;
+        match served {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(EngineError::Bind(e.to_string())),
+            Err(e) => Err(EngineError::Task(e.to_string())),
+        }
+    }
+}
+
+fn upstream_status(
+    proxy: &metaclaw_proxy::ProxyConfig,
+    config: &Config,
+    secrets: &SecretStore,
+) -> Vec<UpstreamStatus> {
+    proxy
+        .upstreams
+        .iter()
+        .enumerate()
+        .map(|(i, u)| {
+            let account = if i == 0 {
+                LLM_KEY.to_string()
+            } else {
+                config
+                    .llm
+                    .fallbacks
+                    .get(i - 1)
+                    .map(|f| f.key_account())
+                    .unwrap_or_default()
+            };
+            UpstreamStatus {
+                name: u.name.clone(),
+                protocol: u.protocol.as_str().to_string(),
+                base_url: u.base_url.clone(),
+                model: u.model.clone(),
+                key_source: secrets
+                    .source_of(&account)
+                    .ok()
+                    .flatten()
+                    .map_or_else(|| "none".to_string(), |s| s.to_string()),
+            }
+        })
+        .collect()
+}

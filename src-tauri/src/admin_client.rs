@@ -1,0 +1,84 @@
+//! Talks to the running engine's admin API on loopback, with the token from `run/`.
+
+use std::time::Duration;
+
+use metaclaw_engine::paths::Paths;
+use metaclaw_engine::runfiles::RunInfo;
+use serde_json::Value;
+
+use crate::exit::Failure;
+
+pub struct AdminClient {
+    base: String,
+    token: String,
+    http: reqwest::Client,
+    pub pid: u32,
+}
+
+impl AdminClient {
+    /// The client for the running engine, or "not running" (exit 3).
+    pub fn connect(paths: &Paths) -> Result<AdminClient, Failure> {
+        let Some(info) = RunInfo::read(paths)? else {
+            return Err(Failure::not_running());
+        };
+        if !info.is_alive() {
+            return Err(Failure::not_running());
+        }
+        let (Some(port), Some(token)) = (info.port, info.admin_token) else {
+            return Err(Failure::error(
+                "MetaClaw is starting (its run files are incomplete); try again in a moment",
+            ));
+        };
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(10))
+            .no_proxy()
+            .build()?;
+        Ok(AdminClient {
+            base: format!("http://127.0.0.1:{port}"),
+            token: token.expose().to_string(),
+            http,
+            pid: info.pid,
+        })
+    }
+
+    pub async fn get(&self, path: &str) -> Result<Value, Failure> {
+        let resp = self
+            .http
+            .get(format!("{}{path}", self.base))
+            .bearer_auth(&self.token)
+            .send()
+            .await
+            .map_err(|e| {
+                Failure::error(format!("MetaClaw (PID {}) did not answer: {e}", self.pid))
+            })?;
+        read(resp).await
+    }
+
+    pub async fn post(&self, path: &str) -> Result<Value, Failure> {
+        let resp = self
+            .http
+            .post(format!("{}{path}", self.base))
+            .bearer_auth(&self.token)
+            .send()
+            .await
+            .map_err(|e| {
+                Failure::error(format!("MetaClaw (PID {}) did not answer: {e}", self.pid))
+            })?;
+        read(resp).await
+    }
+}
+
+async fn read(resp: reqwest::Response) -> Result<Value, Failure> {
+    let status = resp.status();
+    let body = resp.bytes().await?;
+    let value: Value = serde_json::from_slice(&body)
+        .map_err(|e| Failure::error(format!("unexpected answer from MetaClaw ({status}): {e}")))?;
+    if !status.is_success() {
+        let msg = value
+            .pointer("/error/message")
+            .and_then(Value::as_str)
+            .unwrap_or("unknown error");
+        return Err(Failure::error(format!("MetaClaw answered {status}: {msg}")));
+    }
+    Ok(value)
+}

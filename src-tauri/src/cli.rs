@@ -1,0 +1,88 @@
+//! Command-line interface (SPEC §9).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "metaclaw",
+    version,
+    about = "Makes your AI agent learn from real use: a local proxy that injects skills and memories and learns from every conversation.",
+    after_help = "With no command, MetaClaw starts in the foreground."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Start MetaClaw (foreground unless --daemon).
+    Start(StartArgs),
+    /// Stop the running MetaClaw.
+    Stop,
+    /// Show whether MetaClaw runs, its upstream, mode, uptime, traffic and last error.
+    Status {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Read or change `$METACLAW_HOME/config.yaml` (secrets go to the OS keychain).
+    Config(ConfigArgs),
+    /// Print MetaClaw's log.
+    Logs {
+        /// Keep printing new lines as they are written.
+        #[arg(short, long)]
+        follow: bool,
+        /// Only the last N lines.
+        #[arg(short = 'n', long, default_value_t = 200)]
+        lines: usize,
+    },
+}
+
+#[derive(Debug, Args, Clone, Default)]
+pub struct StartArgs {
+    /// Run without the desktop window and tray.
+    #[arg(long)]
+    pub headless: bool,
+    /// Detach and run in the background; returns once MetaClaw answers health checks.
+    #[arg(short, long)]
+    pub daemon: bool,
+    /// Where the daemon's output goes (default `$METACLAW_HOME/logs/daemon.log`).
+    #[arg(long, value_name = "PATH")]
+    pub log_file: Option<PathBuf>,
+    /// Listen on this port for this run.
+    #[arg(long)]
+    pub port: Option<u16>,
+    /// Use this config file instead of `$METACLAW_HOME/config.yaml`.
+    #[arg(short, long = "config", value_name = "PATH")]
+    pub config: Option<PathBuf>,
+    /// Mode for this run: skills_only, rl, madmax (auto is an alias of madmax).
+    #[arg(long)]
+    pub mode: Option<String>,
+}
+
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct ConfigArgs {
+    #[command(subcommand)]
+    pub command: Option<ConfigCommand>,
+    /// Legacy form: `config KEY` reads, `config KEY VALUE` writes.
+    pub key: Option<String>,
+    pub value: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// The effective configuration, secrets masked.
+    Show,
+    /// One value (secrets masked).
+    Get { key: String },
+    /// Set a value; secret keys (llm.api_key, proxy.api_key, …) go to the OS keychain.
+    Set { key: String, value: String },
+    /// Remove a value (back to its default); secret keys are deleted from the keychain.
+    Unset { key: String },
+    /// Print the config file's path.
+    Path,
+}

@@ -1,0 +1,8 @@
+//! One file per command.
+
+pub mod config;
+pub mod daemon;
+pub mod logs;
+pub mod start;
+pub mod status;
+pub mod stop;

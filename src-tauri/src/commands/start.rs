@@ -1,0 +1,82 @@
+//! `metaclaw start`: run the engine in the foreground until a signal or `metaclaw stop`.
+
+use metaclaw_engine::config::{Mode, Overrides};
+use metaclaw_engine::paths::Paths;
+use metaclaw_engine::run::{Engine, StartOptions};
+
+use super::daemon;
+use crate::cli::StartArgs;
+use crate::exit::{Failure, Outcome};
+
+pub fn run(paths: Paths, args: StartArgs) -> Outcome {
+    let overrides = overrides(&args)?;
+    let paths = match &args.config {
+        Some(c) => {
+            if !c.is_file() {
+                return Err(Failure::usage(format!(
+                    "config file {} does not exist",
+                    c.display()
+                )));
+            }
+            paths.with_config_file(c.clone())
+        }
+        None => paths,
+    };
+    if args.daemon {
+        return daemon::spawn(&paths, &args);
+    }
+    let _logs = metaclaw_engine::logging::init_server_logging(&paths)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async move {
+        let engine = Engine::start(paths, StartOptions { overrides })
+            .await
+            .map_err(Failure::error)?;
+        let token = engine.shutdown_token();
+        tokio::spawn(async move {
+            wait_for_signal().await;
+            tracing::info!("signal received; shutting down");
+            token.cancel();
+        });
+        engine.wait().await.map_err(Failure::error)
+    })
+}
+
+fn overrides(args: &StartArgs) -> Result<Overrides, Failure> {
+    let mode = match &args.mode {
+        Some(m) => Some(Mode::parse(m).ok_or_else(|| {
+            Failure::usage(format!(
+                "unknown mode `{m}` (expected one of: {})",
+                Mode::NAMES.join(", ")
+            ))
+        })?),
+        None => None,
+    };
+    Ok(Overrides {
+        mode,
+        port: args.port,
+    })
+}
+
+async fn wait_for_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

@@ -1,0 +1,91 @@
+//! `metaclaw status [--json]`.
+
+use metaclaw_engine::admin::Status;
+use metaclaw_engine::paths::Paths;
+use serde_json::json;
+
+use crate::admin_client::AdminClient;
+use crate::exit::{Failure, Outcome};
+use crate::output;
+
+pub fn run(paths: &Paths, as_json: bool) -> Outcome {
+    let client = match AdminClient::connect(paths) {
+        Ok(c) => c,
+        Err(f) if f.code == crate::exit::NOT_RUNNING => {
+            if as_json {
+                output::line(json!({"running": false}));
+            } else {
+                output::line("MetaClaw: not running");
+            }
+            return Err(Failure {
+                code: f.code,
+                message: String::new(),
+            });
+        }
+        Err(f) => return Err(f),
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let value = runtime.block_on(client.get("/api/status"))?;
+    if as_json {
+        let mut v = value;
+        if let Some(obj) = v.as_object_mut() {
+            obj.insert("running".into(), true.into());
+        }
+        output::line(v);
+        return Ok(());
+    }
+    let s: Status = serde_json::from_value(value)?;
+    output::line(format!(
+        "MetaClaw: running (PID {}, up {})",
+        s.pid,
+        duration(s.uptime_secs)
+    ));
+    output::line(format!("  listening:  http://{}", s.listen));
+    output::line(format!("  mode:       {}", s.mode));
+    if s.upstreams.is_empty() {
+        output::line("  upstream:   not configured (metaclaw config set llm.api_base <url>)");
+    }
+    for (i, u) in s.upstreams.iter().enumerate() {
+        let label = if i == 0 { "upstream:  " } else { "fallback:  " };
+        output::line(format!(
+            "  {label} {} {} {}{} (key: {})",
+            u.name,
+            u.protocol,
+            u.base_url,
+            u.model
+                .as_ref()
+                .map(|m| format!(" model {m}"))
+                .unwrap_or_default(),
+            u.key_source
+        ));
+    }
+    output::line(format!(
+        "  requests:   {} served, {} errors",
+        s.requests, s.errors
+    ));
+    output::line(format!("  sessions:   {} open", s.sessions_open));
+    output::line(format!(
+        "  recorded:   {} turns{}",
+        s.turns_recorded,
+        if s.recorder_dropped > 0 {
+            format!(" ({} dropped: recorder queue full)", s.recorder_dropped)
+        } else {
+            String::new()
+        }
+    ));
+    output::line(format!(
+        "  last error: {}",
+        s.last_error.as_deref().unwrap_or("none")
+    ));
+    Ok(())
+}
+
+fn duration(secs: u64) -> String {
+    match secs {
+        s if s < 60 => format!("{s}s"),
+        s if s < 3600 => format!("{}m {}s", s / 60, s % 60),
+        s => format!("{}h {}m", s / 3600, (s % 3600) / 60),
+    }
+}

@@ -1,0 +1,39 @@
+//! `metaclaw stop`: ask the engine to shut down cleanly and wait until it has.
+
+use std::time::{Duration, Instant};
+
+use metaclaw_engine::paths::Paths;
+use metaclaw_engine::runfiles::RunInfo;
+
+use crate::admin_client::AdminClient;
+use crate::exit::{Failure, Outcome};
+use crate::output;
+
+const GRACE: Duration = Duration::from_secs(20);
+
+pub fn run(paths: &Paths) -> Outcome {
+    let client = AdminClient::connect(paths)?;
+    let pid = client.pid;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    if let Err(e) = runtime.block_on(client.post("/api/shutdown")) {
+        return Err(Failure::error(format!(
+            "{}; stop it with `kill {pid}`",
+            e.message
+        )));
+    }
+    let deadline = Instant::now() + GRACE;
+    while RunInfo::read(paths)?.is_some_and(|i| i.pid == pid && i.is_alive()) {
+        if Instant::now() >= deadline {
+            return Err(Failure::error(format!(
+                "MetaClaw (PID {pid}) is still running after {} s",
+                GRACE.as_secs()
+            )));
+        }
+        // Waiting for another process to exit: nothing to await but its absence.
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    output::line(format!("MetaClaw stopped (PID {pid})."));
+    Ok(())
+}

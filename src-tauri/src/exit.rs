@@ -1,0 +1,44 @@
+//! Exit codes (SPEC §9): 0 ok, 1 error, 2 usage, 3 not running.
+
+use std::fmt;
+
+#[derive(Debug)]
+pub struct Failure {
+    pub code: u8,
+    pub message: String,
+}
+
+pub const ERROR: u8 = 1;
+pub const USAGE: u8 = 2;
+pub const NOT_RUNNING: u8 = 3;
+
+impl Failure {
+    pub fn error(message: impl fmt::Display) -> Self {
+        Failure {
+            code: ERROR,
+            message: message.to_string(),
+        }
+    }
+
+    pub fn usage(message: impl fmt::Display) -> Self {
+        Failure {
+            code: USAGE,
+            message: message.to_string(),
+        }
+    }
+
+    pub fn not_running() -> Self {
+        Failure {
+            code: NOT_RUNNING,
+            message: "MetaClaw is not running (start it with `metaclaw start --daemon`)".into(),
+        }
+    }
+}
+
+impl<E: std::error::Error> From<E> for Failure {
+    fn from(e: E) -> Self {
+        Failure::error(e)
+    }
+}
+
+pub type Outcome = Result<(), Failure>;
