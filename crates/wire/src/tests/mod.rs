@@ -1,5 +1,6 @@
 mod assemble;
 mod fixtures;
+mod props;
 mod request;
 mod response;
 mod sse;
