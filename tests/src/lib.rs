@@ -1,4 +1,5 @@
 //! Support code for MetaClaw's end-to-end tests and benchmark: local fakes of the services the
 //! proxy talks to, and the load generator.
 
+pub mod bench;
 pub mod fake_upstream;

@@ -1,0 +1,9 @@
+//! The proxy benchmark: a closed-loop load generator comparing requests sent straight to the
+//! fake upstream with the same requests sent through the proxy.
+
+pub mod client;
+pub mod load;
+pub mod procs;
+pub mod report;
+pub mod rss;
+pub mod stats;

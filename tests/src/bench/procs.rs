@@ -1,0 +1,165 @@
+//! The benchmark's child processes: the fake upstream and the proxy. Each is wrapped in a
+//! guard that kills it when dropped, so every exit path (errors, time limit) cleans up.
+
+use std::net::{SocketAddr, TcpListener};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+use super::client;
+
+/// A child process that is killed (and reaped) when dropped.
+pub struct ChildGuard {
+    child: Child,
+    name: &'static str,
+}
+
+impl ChildGuard {
+    fn new(child: Child, name: &'static str) -> Self {
+        Self { child, name }
+    }
+
+    pub fn pid(&self) -> Option<u32> {
+        self.child.id()
+    }
+
+    /// Fails if the process has already exited.
+    fn check_alive(&mut self) -> Result<()> {
+        if let Some(status) = self.child.try_wait()? {
+            bail!("{} exited early with {status}", self.name);
+        }
+        Ok(())
+    }
+}
+
+impl Drop for ChildGuard {
+    fn drop(&mut self) {
+        let _ = self.child.start_kill();
+        // Reap it so no zombie outlives the bench; SIGKILL makes this immediate.
+        let _ = self.child.try_wait();
+    }
+}
+
+/// Starts `fake-upstream --fast` and reads the port it printed. Its stdin stays a pipe owned
+/// by the guard, so the fake also exits if the bench dies without running destructors.
+pub async fn start_fake(exe: &Path, api_key: &str) -> Result<(ChildGuard, SocketAddr)> {
+    let mut child = Command::new(exe)
+        .args(["--port", "0", "--fast", "--api-key", api_key])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .with_context(|| format!("starting {}", exe.display()))?;
+    let stdout = child.stdout.take().context("fake-upstream stdout")?;
+    let guard = ChildGuard::new(child, "fake-upstream");
+    let mut line = String::new();
+    tokio::time::timeout(
+        Duration::from_secs(10),
+        BufReader::new(stdout).read_line(&mut line),
+    )
+    .await
+    .context("fake-upstream did not print its port within 10 s")??;
+    let port: u16 = line
+        .trim()
+        .strip_prefix("PORT=")
+        .with_context(|| format!("fake-upstream printed {line:?}, expected PORT=<n>"))?
+        .parse()?;
+    Ok((guard, SocketAddr::from(([127, 0, 0, 1], port))))
+}
+
+/// A running proxy with its private home directory.
+pub struct Proxy {
+    pub guard: ChildGuard,
+    pub addr: SocketAddr,
+    pub log: PathBuf,
+    /// Removed on drop, after the guard (field order) has killed the process.
+    _home: tempfile::TempDir,
+}
+
+pub struct ProxySpec<'a> {
+    pub exe: &'a Path,
+    pub upstream: SocketAddr,
+    pub upstream_key: &'a str,
+    pub proxy_key: &'a str,
+}
+
+pub async fn start_proxy(spec: &ProxySpec<'_>, ready_within: Duration) -> Result<Proxy> {
+    let home = tempfile::tempdir()?;
+    let config = format!(
+        "llm:\n  api: openai\n  api_base: http://{}/v1\n  model_id: fake-model\n",
+        spec.upstream
+    );
+    std::fs::write(home.path().join("config.yaml"), config)?;
+    let log = home.path().join("bench-proxy.log");
+    let log_file = std::fs::File::create(&log)?;
+    let port = free_port()?;
+    let child = Command::new(spec.exe)
+        .args(["start", "--headless", "--port", &port.to_string()])
+        .env("METACLAW_HOME", home.path())
+        .env("METACLAW_SECRET_BACKEND", "file")
+        .env("METACLAW_LLM_API_KEY", spec.upstream_key)
+        .env("METACLAW_PROXY_API_KEY", spec.proxy_key)
+        .stdin(Stdio::null())
+        .stdout(log_file.try_clone()?)
+        .stderr(log_file)
+        .kill_on_drop(true)
+        .spawn()
+        .with_context(|| format!("starting {}", spec.exe.display()))?;
+    let mut proxy = Proxy {
+        guard: ChildGuard::new(child, "metaclaw"),
+        addr: SocketAddr::from(([127, 0, 0, 1], port)),
+        log,
+        _home: home,
+    };
+    if let Err(e) = wait_healthy(&mut proxy, ready_within).await {
+        bail!("{e:#}\n--- proxy log (tail) ---\n{}", log_tail(&proxy.log));
+    }
+    Ok(proxy)
+}
+
+/// Polls `/healthz` until it answers 200 `{"ok":true}`.
+async fn wait_healthy(proxy: &mut Proxy, within: Duration) -> Result<()> {
+    let deadline = Instant::now() + within;
+    loop {
+        proxy.guard.check_alive()?;
+        let last = match client::get(proxy.addr, "/healthz").await {
+            Ok((200, body)) => {
+                let v: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+                if v["ok"] == true {
+                    return Ok(());
+                }
+                format!("200 {}", String::from_utf8_lossy(&body))
+            }
+            Ok((status, body)) => format!("{status} {}", String::from_utf8_lossy(&body)),
+            Err(e) => format!("{e:#}"),
+        };
+        if Instant::now() >= deadline {
+            bail!("proxy not healthy within {within:?}: last answer: {last}");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn log_tail(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(30)..].join("\n")
+}
+
+fn free_port() -> Result<u16> {
+    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+/// Resident set size of a process in KiB, from `/proc/<pid>/status`.
+pub fn rss_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+}

@@ -1,0 +1,148 @@
+//! The benchmark's result and its text and JSON renderings.
+
+use std::fmt::Write;
+
+use serde::Serialize;
+
+use super::stats::PhaseStats;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Settings {
+    pub concurrency: usize,
+    pub requests_per_phase: usize,
+    pub rounds: usize,
+    pub client_threads: usize,
+}
+
+/// Proxied minus direct, for one request kind.
+#[derive(Debug, Clone, Serialize)]
+pub struct Added {
+    pub latency_p50_ms: f64,
+    pub latency_p99_ms: f64,
+    pub ttft_p50_ms: Option<f64>,
+    pub ttft_p99_ms: Option<f64>,
+    /// Proxied throughput over direct throughput.
+    pub throughput_ratio: f64,
+}
+
+impl Added {
+    pub fn between(direct: &PhaseStats, proxied: &PhaseStats) -> Self {
+        let ttft =
+            |f: fn(&super::stats::Percentiles) -> f64| match (&direct.ttft_ms, &proxied.ttft_ms) {
+                (Some(d), Some(p)) => Some(f(p) - f(d)),
+                _ => None,
+            };
+        Self {
+            latency_p50_ms: proxied.latency_ms.p50 - direct.latency_ms.p50,
+            latency_p99_ms: proxied.latency_ms.p99 - direct.latency_ms.p99,
+            ttft_p50_ms: ttft(|p| p.p50),
+            ttft_p99_ms: ttft(|p| p.p99),
+            throughput_ratio: if direct.throughput_rps > 0.0 {
+                proxied.throughput_rps / direct.throughput_rps
+            } else {
+                0.0
+            },
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub settings: Settings,
+    pub phases: Vec<PhaseStats>,
+    pub added_non_stream: Option<Added>,
+    pub added_stream: Option<Added>,
+    pub proxy_rss_idle_kib: Option<u64>,
+    pub proxy_rss_peak_kib: Option<u64>,
+    pub total_errors: u64,
+}
+
+fn opt(v: Option<f64>, signed: bool) -> String {
+    match (v, signed) {
+        (Some(v), true) => format!("{v:+.3}"),
+        (Some(v), false) => format!("{v:.3}"),
+        (None, _) => "-".into(),
+    }
+}
+
+fn mib(kib: Option<u64>) -> String {
+    kib.map_or_else(|| "-".into(), |k| format!("{:.1} MiB", k as f64 / 1024.0))
+}
+
+impl Report {
+    pub fn to_text(&self) -> String {
+        let s = &self.settings;
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "MetaClaw proxy benchmark: {} connections, {} requests per phase in {} rounds, {} client thread(s)",
+            s.concurrency, s.requests_per_phase, s.rounds, s.client_threads
+        );
+        let _ = writeln!(
+            out,
+            "\n{:<20} {:>7} {:>5} {:>9} {:>8} {:>8} {:>8} {:>8} {:>9} {:>9} {:>9}",
+            "phase",
+            "reqs",
+            "err",
+            "req/s",
+            "p50 ms",
+            "p90 ms",
+            "p99 ms",
+            "max ms",
+            "ttft p50",
+            "ttft p99",
+            "overhead"
+        );
+        for p in &self.phases {
+            let l = &p.latency_ms;
+            let _ = writeln!(
+                out,
+                "{:<20} {:>7} {:>5} {:>9.1} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>9} {:>9} {:>9}",
+                p.name,
+                p.requests,
+                p.errors,
+                p.throughput_rps,
+                l.p50,
+                l.p90,
+                l.p99,
+                l.max,
+                opt(p.ttft_ms.map(|t| t.p50), false),
+                opt(p.ttft_ms.map(|t| t.p99), false),
+                opt(p.overhead_ms_mean, false),
+            );
+        }
+        out.push('\n');
+        for (kind, added) in [
+            ("non-stream", &self.added_non_stream),
+            ("stream", &self.added_stream),
+        ] {
+            let Some(a) = added else { continue };
+            let _ = writeln!(
+                out,
+                "added by proxy, {kind}: latency p50 {:+.3} ms, p99 {:+.3} ms; TTFT p50 {} ms, p99 {} ms; throughput ratio {:.2}",
+                a.latency_p50_ms,
+                a.latency_p99_ms,
+                opt(a.ttft_p50_ms, true),
+                opt(a.ttft_p99_ms, true),
+                a.throughput_ratio,
+            );
+        }
+        let _ = writeln!(
+            out,
+            "\nproxy RSS: idle {}, peak under load {}",
+            mib(self.proxy_rss_idle_kib),
+            mib(self.proxy_rss_peak_kib)
+        );
+        let _ = writeln!(out, "errors: {}", self.total_errors);
+        for p in self.phases.iter().filter(|p| p.errors > 0) {
+            let _ = writeln!(
+                out,
+                "  {}: {} errors, first: {}",
+                p.name,
+                p.errors,
+                p.first_error.as_deref().unwrap_or("?")
+            );
+        }
+        out
+    }
+}

@@ -1,0 +1,223 @@
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+//! Measures what the proxy adds: latency, time to first token, throughput and memory, by
+//! sending the same OpenAI chat requests straight to the fake upstream and through the proxy.
+//!
+//! The fake runs as a child process rather than on this process's runtime: the generator's
+//! worker threads then measure instead of also serving, and the fake is scheduled by the OS
+//! like the proxy, the same way a separate provider would be.
+//!
+//! `cargo build --release -p metaclaw -p metaclaw-e2e && target/release/bench [--json]`
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use clap::Parser;
+use metaclaw_e2e::bench::client::{Conn, Target};
+use metaclaw_e2e::bench::load::{RoundResult, run_round};
+use metaclaw_e2e::bench::procs::{self, ProxySpec};
+use metaclaw_e2e::bench::report::{Added, Report, Settings};
+use metaclaw_e2e::bench::rss::PeakRss;
+use metaclaw_e2e::bench::stats::PhaseStats;
+
+const UPSTREAM_KEY: &str = "sk-bench-upstream";
+const PROXY_KEY: &str = "mc-bench-proxy";
+
+#[derive(Parser, Debug)]
+#[command(about = "Benchmark the MetaClaw proxy against the fake upstream, all on 127.0.0.1")]
+struct Args {
+    /// The proxy binary; defaults to `metaclaw` next to this binary.
+    #[arg(long)]
+    metaclaw: Option<PathBuf>,
+    /// The fake upstream binary; defaults to `fake-upstream` next to this binary.
+    #[arg(long)]
+    fake: Option<PathBuf>,
+    /// Connections (one closed-loop task each).
+    #[arg(long, default_value_t = 16)]
+    concurrency: usize,
+    /// Measured requests per phase (split over the rounds).
+    #[arg(long, default_value_t = 20_000)]
+    requests: usize,
+    /// Direct and proxied rounds alternate this many times per request kind, so drift hits
+    /// both alike.
+    #[arg(long, default_value_t = 4)]
+    rounds: usize,
+    /// Unmeasured requests before each round; default max(4 × concurrency, round / 10).
+    #[arg(long)]
+    warmup: Option<usize>,
+    /// Worker threads of the load generator.
+    #[arg(long, default_value_t = 2)]
+    client_threads: usize,
+    /// Hard limit for the whole run, in seconds.
+    #[arg(long, default_value_t = 300)]
+    time_limit: u64,
+    /// Also print the report as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Only load the fake directly (no proxy): checks the generator itself.
+    #[arg(long)]
+    direct_only: bool,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(args.client_threads.max(1))
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("bench: cannot start runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let limit = Duration::from_secs(args.time_limit);
+    // Dropping `run` (time limit, Ctrl-C) drops the child guards, which kill the children.
+    let outcome = runtime.block_on(async {
+        tokio::select! {
+            r = tokio::time::timeout(limit, run(&args)) => {
+                r.unwrap_or_else(|_| Err(anyhow::anyhow!("time limit of {limit:?} exceeded")))
+            }
+            _ = tokio::signal::ctrl_c() => Err(anyhow::anyhow!("interrupted")),
+        }
+    });
+    match outcome {
+        Ok(report) => {
+            println!("{}", report.to_text());
+            if args.json {
+                match serde_json::to_string_pretty(&report) {
+                    Ok(j) => println!("{j}"),
+                    Err(e) => eprintln!("bench: cannot render JSON: {e}"),
+                }
+            }
+            if report.total_errors > 0 {
+                eprintln!("bench: {} request(s) failed", report.total_errors);
+                return ExitCode::from(1);
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("bench: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn sibling(name: &str) -> Result<PathBuf> {
+    let exe = std::env::current_exe()?;
+    Ok(exe.with_file_name(name))
+}
+
+async fn run(args: &Args) -> Result<Report> {
+    if args.concurrency == 0 || args.rounds == 0 || args.requests < args.rounds {
+        bail!("--concurrency and --rounds must be positive and --requests at least --rounds");
+    }
+    let fake_exe = args
+        .fake
+        .clone()
+        .map_or_else(|| sibling("fake-upstream"), Ok)?;
+    let (_fake, fake_addr) = procs::start_fake(&fake_exe, UPSTREAM_KEY).await?;
+
+    let proxy_exe = args
+        .metaclaw
+        .clone()
+        .map_or_else(|| sibling("metaclaw"), Ok)?;
+    let proxy = if args.direct_only {
+        None
+    } else {
+        let spec = ProxySpec {
+            exe: &proxy_exe,
+            upstream: fake_addr,
+            upstream_key: UPSTREAM_KEY,
+            proxy_key: PROXY_KEY,
+        };
+        Some(
+            procs::start_proxy(&spec, Duration::from_secs(30))
+                .await
+                .context("the proxy did not start")?,
+        )
+    };
+    let proxy_pid = proxy.as_ref().and_then(|p| p.guard.pid());
+    let idle_rss = proxy_pid.and_then(procs::rss_kib);
+
+    let per_round = args.requests.div_ceil(args.rounds);
+    let warmup = args
+        .warmup
+        .unwrap_or_else(|| (args.concurrency * 4).max(per_round / 10));
+    let target = |addr, bearer: &str, stream| Target {
+        addr,
+        bearer: bearer.to_owned(),
+        stream,
+    };
+
+    // One request each way first, so a misconfigured proxy fails with its own answer.
+    for stream in [false, true] {
+        let mut targets = vec![("fake", target(fake_addr, UPSTREAM_KEY, stream))];
+        if let Some(p) = &proxy {
+            targets.push(("proxy", target(p.addr, PROXY_KEY, stream)));
+        }
+        for (name, t) in targets {
+            let mut conn = Conn::open(t.addr).await?;
+            conn.call(&t)
+                .await
+                .with_context(|| format!("first request to the {name} (stream: {stream})"))?;
+        }
+    }
+
+    let peak = proxy_pid.map(|pid| PeakRss::start(pid, Duration::from_millis(100)));
+    let mut phases = Vec::new();
+    let mut added = [None, None];
+    for (i, stream) in [false, true].into_iter().enumerate() {
+        let kind = if stream { "stream" } else { "non-stream" };
+        let direct_t = target(fake_addr, UPSTREAM_KEY, stream);
+        let proxied_t = proxy.as_ref().map(|p| target(p.addr, PROXY_KEY, stream));
+        let mut direct = RoundResult::default();
+        let mut proxied = RoundResult::default();
+        for round in 0..args.rounds {
+            // Alternate who goes first so neither side always follows the other's warm caches.
+            let mut order = vec![(&direct_t, &mut direct)];
+            if let Some(t) = &proxied_t {
+                order.push((t, &mut proxied));
+            }
+            if round % 2 == 1 {
+                order.reverse();
+            }
+            for (t, acc) in order {
+                let warm = run_round(t, args.concurrency, warmup).await?;
+                acc.errors += warm.errors;
+                acc.first_error = acc.first_error.take().or(warm.first_error);
+                acc.absorb(run_round(t, args.concurrency, per_round).await?);
+            }
+        }
+        let d = PhaseStats::new(&format!("{kind} direct"), direct);
+        if proxied_t.is_some() {
+            let p = PhaseStats::new(&format!("{kind} proxied"), proxied);
+            added[i] = Some(Added::between(&d, &p));
+            phases.push(d);
+            phases.push(p);
+        } else {
+            phases.push(d);
+        }
+    }
+    let peak_rss = match peak {
+        Some(p) => Some(p.finish().await),
+        None => None,
+    };
+    let [added_non_stream, added_stream] = added;
+    Ok(Report {
+        settings: Settings {
+            concurrency: args.concurrency,
+            requests_per_phase: per_round * args.rounds,
+            rounds: args.rounds,
+            client_threads: args.client_threads,
+        },
+        total_errors: phases.iter().map(|p| p.errors).sum(),
+        phases,
+        added_non_stream,
+        added_stream,
+        proxy_rss_idle_kib: idle_rss,
+        proxy_rss_peak_kib: peak_rss,
+    })
+}
