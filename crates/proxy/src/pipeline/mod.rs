@@ -3,4 +3,5 @@
 pub mod fit;
 pub mod inbound;
 pub mod inject;
+pub mod normalize;
 pub mod query;

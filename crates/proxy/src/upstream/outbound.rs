@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use crate::config::UpstreamConfig;
 use crate::error::ApiError;
+use crate::pipeline::normalize;
 use crate::seams::Protocol;
 
 /// The JSON body to forward for `client`'s request to `upstream`.
@@ -20,6 +21,14 @@ pub fn body(
     request: &mut Value,
 ) -> Result<Bytes, ApiError> {
     if client == upstream.protocol {
+        if client == Protocol::Anthropic && normalize::has_system_messages(request) {
+            // Rare (Claude Code reminders): repair a copy so a fallback sees the original.
+            let mut copy = request.clone();
+            if let Some(obj) = copy.as_object_mut() {
+                normalize::anthropic_system_messages(obj);
+            }
+            return with_model(&mut copy, upstream.model.as_deref(), |v| encode(client, v));
+        }
         return with_model(request, upstream.model.as_deref(), |v| encode(client, v));
     }
     let mut translated = match client {

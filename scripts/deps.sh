@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs the system packages MetaClaw needs to build and to run its tests on Debian/Ubuntu:
+# a C toolchain (bundled SQLite), and a D-Bus session with an unlockable Secret Service
+# (gnome-keyring) so secrets land in a real keychain.
+set -euo pipefail
+
+packages=(build-essential pkg-config dbus dbus-x11 gnome-keyring libsecret-tools procps)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "Installing: ${missing[*]}"
+  sudo_cmd=()
+  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+command -v cargo >/dev/null || { echo "Rust is required: https://rustup.rs" >&2; exit 1; }

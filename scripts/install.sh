@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds MetaClaw, puts `metaclaw` on PATH and starts it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/deps.sh
+cargo build --release --locked -p metaclaw
+bin_dir="${METACLAW_BIN_DIR:-$HOME/.local/bin}"
+mkdir -p "$bin_dir"
+install -m 0755 target/release/metaclaw "$bin_dir/metaclaw"
+echo "Installed $bin_dir/metaclaw"
+case ":$PATH:" in *":$bin_dir:"*) ;; *) echo "Add $bin_dir to your PATH to run 'metaclaw' directly.";; esac
+if "$bin_dir/metaclaw" status >/dev/null 2>&1; then
+  "$bin_dir/metaclaw" stop
+fi
+"$bin_dir/metaclaw" start --daemon
+"$bin_dir/metaclaw" status || true
+echo
+echo "Next: point MetaClaw at your provider, e.g."
+echo "  metaclaw config set llm.api_base https://api.openai.com/v1"
+echo "  metaclaw config set llm.model_id gpt-4o-mini"
+echo "  metaclaw config set llm.api_key   # stored in the OS keychain"
+echo "then restart it: metaclaw stop && metaclaw start --daemon"

@@ -1,0 +1,119 @@
+"""Fixtures: a fake LLM provider and a real `metaclaw` process between it and the SDK clients."""
+
+import json
+import os
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+METACLAW = os.environ.get("METACLAW_BIN", str(ROOT / "target/debug/metaclaw"))
+FAKE = os.environ.get("FAKE_UPSTREAM_BIN", str(ROOT / "target/debug/fake-upstream"))
+UPSTREAM_KEY = "sk-upstream-test-0123456789"
+PROXY_KEY = "mc-proxy-test-key-0123456789"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Fake:
+    def __init__(self):
+        self.proc = subprocess.Popen(
+            [FAKE, "--port", "0", "--api-key", UPSTREAM_KEY],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        line = self.proc.stdout.readline().strip()
+        assert line.startswith("PORT="), f"fake upstream said {line!r}"
+        self.port = int(line.split("=", 1)[1])
+        self.base = f"http://127.0.0.1:{self.port}"
+
+    def requests(self):
+        with urllib.request.urlopen(self.base + "/_requests") as r:
+            return json.load(r)
+
+    def clear(self):
+        req = urllib.request.Request(self.base + "/_requests", method="DELETE")
+        urllib.request.urlopen(req).close()
+
+    def stop(self):
+        self.proc.kill()
+        self.proc.wait()
+
+
+class MetaClaw:
+    """A `metaclaw start` process with its own home, talking to the fake upstream."""
+
+    def __init__(self, fake: Fake, api: str, extra_config: str = ""):
+        self.home = Path(tempfile.mkdtemp(prefix="metaclaw-py-"))
+        self.port = free_port()
+        base = fake.base + "/v1" if api == "openai" else fake.base
+        (self.home / "config.yaml").write_text(
+            f"llm:\n  api: {api}\n  api_base: {base}\n  model_id: fake-model\n"
+            f"proxy:\n  port: {self.port}\n" + extra_config
+        )
+        env = dict(os.environ)
+        env.update(
+            METACLAW_HOME=str(self.home),
+            METACLAW_SECRET_BACKEND="file",
+            METACLAW_LLM_API_KEY=UPSTREAM_KEY,
+            METACLAW_PROXY_API_KEY=PROXY_KEY,
+        )
+        self.log = open(self.home / "stderr.log", "w")
+        self.proc = subprocess.Popen(
+            [METACLAW, "start", "--headless"], env=env, stdout=self.log, stderr=subprocess.STDOUT
+        )
+        self.base = f"http://127.0.0.1:{self.port}"
+        deadline = time.monotonic() + 30
+        while True:  # readiness poll, bounded
+            assert self.proc.poll() is None, (self.home / "stderr.log").read_text()
+            try:
+                with urllib.request.urlopen(self.base + "/healthz", timeout=1) as r:
+                    if json.load(r) == {"ok": True}:
+                        break
+            except OSError:
+                pass
+            assert time.monotonic() < deadline, "metaclaw did not become healthy"
+            time.sleep(0.05)
+
+    def admin(self, method: str, path: str):
+        token = (self.home / "run" / "admin_token").read_text().strip()
+        req = urllib.request.Request(
+            self.base + path, method=method, headers={"Authorization": f"Bearer {token}"}
+        )
+        with urllib.request.urlopen(req) as r:
+            return json.load(r)
+
+    def turns(self, session=None):
+        self.admin("POST", "/api/recorder/flush")
+        q = f"?session={session}" if session else "?limit=1000"
+        return self.admin("GET", "/api/turns" + q)["turns"]
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(timeout=20)
+        self.log.close()
+
+
+@pytest.fixture(scope="module")
+def fake():
+    f = Fake()
+    yield f
+    f.stop()
+
+
+@pytest.fixture(scope="module", params=["openai", "anthropic"])
+def proxy(request, fake):
+    m = MetaClaw(fake, request.param)
+    m.upstream_api = request.param
+    yield m
+    m.stop()

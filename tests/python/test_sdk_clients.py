@@ -1,0 +1,230 @@
+"""The official OpenAI and Anthropic SDKs through MetaClaw, for both upstream protocols.
+
+The `proxy` fixture runs once per upstream protocol, so every test here covers all four
+client × upstream pairs.
+"""
+
+import json
+
+import anthropic
+import openai
+import pytest
+
+from conftest import PROXY_KEY, UPSTREAM_KEY
+
+TOOLS_OPENAI = [
+    {
+        "type": "function",
+        "function": {
+            "name": "lookup",
+            "description": "Look something up",
+            "parameters": {"type": "object", "properties": {"query": {"type": "string"}}},
+        },
+    }
+]
+TOOLS_ANTHROPIC = [
+    {
+        "name": "lookup",
+        "description": "Look something up",
+        "input_schema": {"type": "object", "properties": {"query": {"type": "string"}}},
+    }
+]
+
+
+def oa(proxy, **kw):
+    return openai.OpenAI(base_url=proxy.base + "/v1", api_key=PROXY_KEY, max_retries=0, **kw)
+
+
+def an(proxy, **kw):
+    return anthropic.Anthropic(base_url=proxy.base, api_key=PROXY_KEY, max_retries=0, **kw)
+
+
+def test_openai_text(proxy):
+    r = oa(proxy).chat.completions.create(
+        model="any", messages=[{"role": "user", "content": "hello there"}]
+    )
+    assert r.choices[0].message.content == "Echo: hello there"
+    assert r.choices[0].finish_reason == "stop"
+    assert r.usage.completion_tokens > 0
+
+
+def test_openai_stream_with_usage(proxy):
+    chunks = list(
+        oa(proxy).chat.completions.create(
+            model="any",
+            messages=[{"role": "user", "content": "stream me please"}],
+            stream=True,
+            stream_options={"include_usage": True},
+        )
+    )
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert text == "Echo: stream me please"
+    assert len([c for c in chunks if c.choices and c.choices[0].delta.content]) >= 2, "really streamed"
+    assert chunks[-1].usage is not None and chunks[-1].usage.completion_tokens > 0
+    finishes = [c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason]
+    assert finishes == ["stop"]
+
+
+def test_openai_tool_round_trip(proxy):
+    client = oa(proxy)
+    messages = [{"role": "user", "content": "please call tool for weather"}]
+    r = client.chat.completions.create(model="any", messages=messages, tools=TOOLS_OPENAI)
+    call = r.choices[0].message.tool_calls[0]
+    assert r.choices[0].finish_reason == "tool_calls"
+    assert call.function.name == "lookup"
+    assert json.loads(call.function.arguments)["query"] == "please call tool for weather"
+    messages += [
+        r.choices[0].message.model_dump(exclude_none=True),
+        {"role": "tool", "tool_call_id": call.id, "content": "sunny, 21C"},
+    ]
+    r2 = client.chat.completions.create(model="any", messages=messages, tools=TOOLS_OPENAI)
+    assert r2.choices[0].message.content == "Tool said: sunny, 21C"
+
+
+def test_openai_tool_stream(proxy):
+    stream = oa(proxy).chat.completions.create(
+        model="any",
+        messages=[{"role": "user", "content": "call tool streaming"}],
+        tools=TOOLS_OPENAI,
+        stream=True,
+    )
+    name, args, finish = "", "", None
+    for c in stream:
+        if not c.choices:
+            continue
+        for tc in c.choices[0].delta.tool_calls or []:
+            assert tc.index == 0
+            name += tc.function.name or "" if tc.function else ""
+            args += tc.function.arguments or "" if tc.function else ""
+        finish = c.choices[0].finish_reason or finish
+    assert name == "lookup"
+    assert json.loads(args) == {"query": "call tool streaming"}
+    assert finish == "tool_calls"
+
+
+def test_anthropic_text(proxy):
+    m = an(proxy).messages.create(
+        model="any", max_tokens=64, messages=[{"role": "user", "content": "hello claude"}]
+    )
+    assert m.content[0].type == "text"
+    assert m.content[0].text == "Echo: hello claude"
+    assert m.stop_reason == "end_turn"
+    assert m.usage.output_tokens > 0
+
+
+def test_anthropic_stream(proxy):
+    with an(proxy).messages.stream(
+        model="any", max_tokens=64, messages=[{"role": "user", "content": "stream it"}]
+    ) as s:
+        text = "".join(s.text_stream)
+        final = s.get_final_message()
+    assert text == "Echo: stream it"
+    assert final.stop_reason == "end_turn"
+    assert final.usage.output_tokens > 0
+
+
+def test_anthropic_tool_round_trip(proxy):
+    client = an(proxy)
+    messages = [{"role": "user", "content": "call tool about trains"}]
+    m = client.messages.create(model="any", max_tokens=64, messages=messages, tools=TOOLS_ANTHROPIC)
+    assert m.stop_reason == "tool_use"
+    use = next(b for b in m.content if b.type == "tool_use")
+    assert use.name == "lookup" and use.input == {"query": "call tool about trains"}
+    messages += [
+        {"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in m.content]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": use.id, "content": "on time"}]},
+    ]
+    m2 = client.messages.create(model="any", max_tokens=64, messages=messages, tools=TOOLS_ANTHROPIC)
+    assert m2.content[0].text == "Tool said: on time"
+
+
+def test_anthropic_tool_stream(proxy):
+    with an(proxy).messages.stream(
+        model="any",
+        max_tokens=64,
+        messages=[{"role": "user", "content": "call tool in a stream"}],
+        tools=TOOLS_ANTHROPIC,
+    ) as s:
+        final = s.get_final_message()
+    use = next(b for b in final.content if b.type == "tool_use")
+    assert use.name == "lookup" and use.input == {"query": "call tool in a stream"}
+    assert final.stop_reason == "tool_use"
+
+
+def test_upstream_rate_limit_passes_through_with_retry_after(proxy):
+    with pytest.raises(openai.RateLimitError) as e:
+        oa(proxy).chat.completions.create(model="any", messages=[{"role": "user", "content": "[[fault:429]] hi"}])
+    assert e.value.response.headers.get("retry-after") == "7"
+    with pytest.raises(anthropic.RateLimitError) as e:
+        an(proxy).messages.create(model="any", max_tokens=8, messages=[{"role": "user", "content": "[[fault:429]] hi"}])
+    assert e.value.response.headers.get("retry-after") == "7"
+
+
+def test_upstream_dying_mid_stream_is_an_error_not_a_short_reply(proxy):
+    with pytest.raises(openai.APIError):
+        for _ in oa(proxy).chat.completions.create(
+            model="any", messages=[{"role": "user", "content": "[[fault:disconnect_mid_stream]] go"}], stream=True
+        ):
+            pass
+    with pytest.raises(anthropic.APIError):
+        with an(proxy).messages.stream(
+            model="any", max_tokens=64, messages=[{"role": "user", "content": "[[fault:disconnect_mid_stream]] go"}]
+        ) as s:
+            for _ in s.text_stream:
+                pass
+    # MetaClaw itself keeps serving.
+    r = oa(proxy).chat.completions.create(model="any", messages=[{"role": "user", "content": "still there?"}])
+    assert r.choices[0].message.content == "Echo: still there?"
+
+
+def test_wrong_proxy_key_is_rejected_in_each_shape(proxy):
+    with pytest.raises(openai.AuthenticationError) as e:
+        openai.OpenAI(base_url=proxy.base + "/v1", api_key="wrong", max_retries=0).chat.completions.create(
+            model="any", messages=[{"role": "user", "content": "hi"}]
+        )
+    assert e.value.body["type"] == "authentication_error"
+    with pytest.raises(anthropic.AuthenticationError) as e:
+        anthropic.Anthropic(base_url=proxy.base, api_key="wrong", max_retries=0).messages.create(
+            model="any", max_tokens=8, messages=[{"role": "user", "content": "hi"}]
+        )
+    assert e.value.body["error"]["type"] == "authentication_error"
+
+
+def test_upstream_gets_its_own_key_never_the_clients(proxy, fake):
+    fake.clear()
+    oa(proxy).chat.completions.create(model="any", messages=[{"role": "user", "content": "whose key"}])
+    an(proxy).messages.create(model="any", max_tokens=8, messages=[{"role": "user", "content": "whose key"}])
+    reqs = fake.requests()
+    assert len(reqs) == 2
+    for r in reqs:
+        headers = {k.lower(): v for k, v in r["headers"]}
+        presented = headers.get("authorization", "") + headers.get("x-api-key", "")
+        assert UPSTREAM_KEY in presented
+        assert PROXY_KEY not in json.dumps(r)
+        assert r["body"]["model"] == "fake-model", "llm.model_id replaces the client's model"
+
+
+def test_turns_are_recorded_with_the_reply_the_client_saw(proxy):
+    client = oa(proxy)
+    client.chat.completions.create(
+        model="any",
+        messages=[{"role": "user", "content": "record this one"}],
+        extra_headers={"X-Session-Id": f"rec-{proxy.upstream_api}"},
+    )
+    list(
+        client.chat.completions.create(
+            model="any",
+            messages=[{"role": "user", "content": "record this stream"}],
+            stream=True,
+            extra_headers={"X-Session-Id": f"rec-{proxy.upstream_api}"},
+        )
+    )
+    turns = proxy.turns(f"rec-{proxy.upstream_api}")
+    assert [t["turn_index"] for t in turns] == [0, 1]
+    assert all(t["status"] == 200 and t["turn_type"] == "main" for t in turns)
+    assert all(t["upstream_protocol"] == proxy.upstream_api for t in turns)
+    replies = [json.loads(t["reply_json"]) for t in turns]
+    assert replies[0]["choices"][0]["message"]["content"] == "Echo: record this one"
+    assert replies[1]["choices"][0]["message"]["content"] == "Echo: record this stream"
+    assert "X-Session-Id" not in turns[0]["request_json"]
+    assert turns[1]["ttft_ms"] is not None and turns[1]["ttft_ms"] <= turns[1]["total_ms"]
