@@ -1,0 +1,299 @@
+//! The `metaclaw` binary: start/status/stop/config, exit codes, secrets kept out of files, and
+//! a kill -9 under load that leaves an intact database.
+
+#![allow(clippy::unwrap_used, clippy::panic)] // test helpers outside #[test] fns
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use metaclaw_e2e::fake_upstream::{FakeOptions, FakeUpstream};
+use serde_json::{Value, json};
+
+const PROXY_KEY: &str = "mc-cli-test-proxy-key";
+
+fn bin() -> PathBuf {
+    let p = std::env::var_os("METACLAW_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/debug/metaclaw"));
+    assert!(
+        p.exists(),
+        "build the binary first: cargo build -p metaclaw ({})",
+        p.display()
+    );
+    p
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+struct Home {
+    dir: tempfile::TempDir,
+}
+
+impl Home {
+    fn new(config: &str) -> Home {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("config.yaml"), config).unwrap();
+        Home { dir }
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new(bin())
+            .args(args)
+            .env("METACLAW_HOME", self.dir.path())
+            .env("METACLAW_SECRET_BACKEND", "file")
+            .env("METACLAW_PROXY_API_KEY", PROXY_KEY)
+            .env_remove("METACLAW_LLM_API_KEY")
+            .output()
+            .unwrap()
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+impl Drop for Home {
+    fn drop(&mut self) {
+        // Never leave a daemon behind, whatever the test did.
+        let _ = self.run(&["stop"]);
+    }
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn not_running_is_exit_3() {
+    let home = Home::new("");
+    let o = home.run(&["status"]);
+    assert_eq!(o.status.code(), Some(3));
+    assert!(stdout(&o).contains("not running"));
+    let o = home.run(&["status", "--json"]);
+    assert_eq!(o.status.code(), Some(3));
+    assert_eq!(
+        serde_json::from_str::<Value>(&stdout(&o)).unwrap(),
+        json!({"running": false})
+    );
+    assert_eq!(home.run(&["stop"]).status.code(), Some(3));
+}
+
+#[test]
+fn usage_errors_are_exit_2() {
+    let home = Home::new("");
+    assert_eq!(home.run(&["start", "--bogus"]).status.code(), Some(2));
+    assert_eq!(
+        home.run(&["start", "--mode", "banana"]).status.code(),
+        Some(2)
+    );
+}
+
+#[test]
+fn config_set_get_unset_and_secrets_never_in_the_file() {
+    let home = Home::new("");
+    let o = home.run(&["config", "set", "llm.model_id", "gpt-test"]);
+    assert!(o.status.success(), "{o:?}");
+    assert_eq!(
+        stdout(&home.run(&["config", "get", "llm.model_id"])).trim(),
+        "gpt-test"
+    );
+    // The legacy form.
+    assert!(
+        home.run(&["config", "proxy.port", "31999"])
+            .status
+            .success()
+    );
+    assert_eq!(stdout(&home.run(&["config", "proxy.port"])).trim(), "31999");
+    let o = home.run(&["config", "set", "proxy.port", "abc"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("proxy.port"));
+
+    let secret = "sk-very-secret-value-123456";
+    assert!(
+        home.run(&["config", "set", "llm.api_key", secret])
+            .status
+            .success()
+    );
+    let file = std::fs::read_to_string(home.path().join("config.yaml")).unwrap();
+    assert!(!file.contains(secret), "secret leaked into config.yaml");
+    let shown = stdout(&home.run(&["config", "get", "llm.api_key"]));
+    assert!(!shown.contains(secret) && shown.contains("sk-v"), "{shown}");
+    assert!(!stdout(&home.run(&["config", "show"])).contains(secret));
+    assert!(
+        home.run(&["config", "unset", "llm.model_id"])
+            .status
+            .success()
+    );
+    assert_eq!(
+        stdout(&home.run(&["config", "path"])).trim(),
+        home.path().join("config.yaml").display().to_string()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn daemon_start_status_stop_and_the_key_goes_upstream() {
+    let fake = FakeUpstream::start(FakeOptions {
+        api_key: Some("sk-up".into()),
+        ..FakeOptions::default()
+    })
+    .await
+    .unwrap();
+    let port = free_port();
+    let home = Home::new(&format!(
+        "llm:\n  api: openai\n  api_base: {}\n  model_id: fake-model\nproxy:\n  port: {port}\n",
+        fake.base_url_openai()
+    ));
+    let h = home.run(&["config", "set", "llm.api_key", "sk-up"]);
+    assert!(h.status.success());
+    let o = tokio::task::spawn_blocking({
+        let b = bin();
+        let p = home.path().to_path_buf();
+        move || {
+            Command::new(b)
+                .args(["start", "--daemon"])
+                .env("METACLAW_HOME", p)
+                .env("METACLAW_SECRET_BACKEND", "file")
+                .env("METACLAW_PROXY_API_KEY", PROXY_KEY)
+                .output()
+                .unwrap()
+        }
+    })
+    .await
+    .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    assert!(stdout(&o).contains("started in the background"));
+
+    let r: Value = reqwest::Client::new()
+        .post(format!("http://127.0.0.1:{port}/v1/chat/completions"))
+        .bearer_auth(PROXY_KEY)
+        .json(&json!({"model":"x","messages":[{"role":"user","content":"via daemon"}]}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(r["choices"][0]["message"]["content"], "Echo: via daemon");
+
+    let o = home.run(&["status", "--json"]);
+    assert!(o.status.success(), "{o:?}");
+    let s: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(s["running"], true);
+    assert_eq!(s["requests"], 1);
+    assert_eq!(s["mode"], "skills_only");
+    assert_eq!(s["upstreams"][0]["key_source"], "file");
+    let text = stdout(&home.run(&["status"]));
+    assert!(
+        text.contains("running") && text.contains("1 served"),
+        "{text}"
+    );
+
+    let o = home.run(&["stop"]);
+    assert!(o.status.success(), "{o:?}");
+    assert_eq!(home.run(&["status"]).status.code(), Some(3));
+    assert!(!home.path().join("run/metaclaw.pid").exists());
+    // The turn was drained to the database on the clean stop.
+    let store = metaclaw_store::Store::open_read_only(&home.path().join("metaclaw.db")).unwrap();
+    assert_eq!(store.stats().unwrap().turns, 1);
+    let log = std::fs::read_dir(home.path().join("logs")).unwrap().count();
+    assert!(log > 0, "a log file was written");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn kill_9_under_load_leaves_an_intact_database() {
+    let fake = FakeUpstream::start(FakeOptions::default()).await.unwrap();
+    let port = free_port();
+    let home = Home::new(&format!(
+        "llm:\n  api: openai\n  api_base: {}\nproxy:\n  port: {port}\n",
+        fake.base_url_openai()
+    ));
+    let mut child = Command::new(bin())
+        .args(["start", "--headless"])
+        .env("METACLAW_HOME", home.path())
+        .env("METACLAW_SECRET_BACKEND", "file")
+        .env("METACLAW_PROXY_API_KEY", PROXY_KEY)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let client = reqwest::Client::new();
+    let base = format!("http://127.0.0.1:{port}");
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while client.get(format!("{base}/healthz")).send().await.is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "metaclaw did not start"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await; // readiness poll
+    }
+    // 8 clients hammering; kill -9 once 200 requests have succeeded.
+    let ok = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let mut tasks = Vec::new();
+    for i in 0..8 {
+        let (client, base, ok) = (client.clone(), base.clone(), ok.clone());
+        tasks.push(tokio::spawn(async move {
+            for j in 0..10_000 {
+                let r = client
+                    .post(format!("{base}/v1/chat/completions"))
+                    .bearer_auth(PROXY_KEY)
+                    .header("x-session-id", format!("load-{i}"))
+                    .json(&json!({"model":"x","stream": j % 2 == 0,"messages":[{"role":"user","content":format!("n{j}")}]}))
+                    .send()
+                    .await;
+                match r {
+                    Ok(r) if r.status() == 200 => {
+                        let _ = r.bytes().await;
+                        ok.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
+                    _ => return,
+                }
+            }
+        }));
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while ok.load(std::sync::atomic::Ordering::Relaxed) < 200 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "load did not get going"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await; // watching a counter, bounded
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    for t in tasks {
+        let _ = t.await;
+    }
+    let db = home.path().join("metaclaw.db");
+    let store = metaclaw_store::Store::open_read_only(&db).unwrap();
+    store.integrity_check().unwrap();
+    let turns = store.stats().unwrap().turns;
+    assert!(turns > 0, "turns committed before the kill survive");
+    assert!(turns as usize <= ok.load(std::sync::atomic::Ordering::Relaxed) + 8);
+    // A restart opens the same database and keeps numbering after the stored turns.
+    drop(store);
+    let mut again = Command::new(bin())
+        .args(["start", "--headless"])
+        .env("METACLAW_HOME", home.path())
+        .env("METACLAW_SECRET_BACKEND", "file")
+        .env("METACLAW_PROXY_API_KEY", PROXY_KEY)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while client.get(format!("{base}/healthz")).send().await.is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "metaclaw did not restart after kill -9"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await; // readiness poll
+    }
+    let o = home.run(&["stop"]);
+    assert!(o.status.success(), "{o:?}");
+    again.wait().unwrap();
+}
