@@ -42,22 +42,17 @@ impl AdminClient {
     }
 
     pub async fn get(&self, path: &str) -> Result<Value, Failure> {
-        let resp = self
-            .http
-            .get(format!("{}{path}", self.base))
-            .bearer_auth(&self.token)
-            .send()
-            .await
-            .map_err(|e| {
-                Failure::error(format!("MetaClaw (PID {}) did not answer: {e}", self.pid))
-            })?;
-        read(resp).await
+        self.call(reqwest::Method::GET, path).await
     }
 
     pub async fn post(&self, path: &str) -> Result<Value, Failure> {
+        self.call(reqwest::Method::POST, path).await
+    }
+
+    async fn call(&self, method: reqwest::Method, path: &str) -> Result<Value, Failure> {
         let resp = self
             .http
-            .post(format!("{}{path}", self.base))
+            .request(method, format!("{}{path}", self.base))
             .bearer_auth(&self.token)
             .send()
             .await
