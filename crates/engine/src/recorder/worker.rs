@@ -3,6 +3,7 @@
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::Receiver;
 use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
 
 use metaclaw_proxy::seams::SessionEvent;
 use metaclaw_store::{NewTurn, Store};
@@ -13,6 +14,13 @@ use super::{Message, RecorderError};
 
 /// Most messages taken from the queue per transaction.
 const MAX_BATCH: usize = 256;
+
+/// How long the first queued turn waits for company before its transaction commits.
+const LINGER: Duration = Duration::from_millis(25);
+
+/// Niceness of the recorder thread (0 is normal, 19 the lowest priority).
+#[cfg(target_os = "linux")]
+const RECORDER_NICE: i32 = 10;
 
 /// Owns the recorder thread. Shutting it down (or dropping it) commits everything queued.
 pub struct RecorderWorker {
@@ -62,10 +70,16 @@ impl Drop for RecorderWorker {
 }
 
 fn run(mut store: Store, queue: &Receiver<Message>, handle: &RecorderHandle) {
+    lower_priority();
     let mut pending: Vec<NewTurn> = Vec::with_capacity(MAX_BATCH);
     while let Ok(first) = queue.recv() {
-        let batch = std::iter::once(first).chain(queue.try_iter().take(MAX_BATCH - 1));
-        for message in batch {
+        // Linger briefly so a busy proxy's turns share one transaction instead of paying a
+        // commit each; flushes and shutdown are still answered at once.
+        let deadline = Instant::now() + LINGER;
+        let mut next = Some(first);
+        let mut taken = 0;
+        while let Some(message) = next.take() {
+            taken += 1;
             match message {
                 Message::Turn(record) => {
                     handle.shared().depth.fetch_sub(1, Ordering::Relaxed);
@@ -87,8 +101,23 @@ fn run(mut store: Store, queue: &Receiver<Message>, handle: &RecorderHandle) {
                     return;
                 }
             }
+            if taken >= MAX_BATCH {
+                break;
+            }
+            next = queue
+                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+                .ok();
         }
         write_turns(&mut store, &mut pending, handle);
+    }
+}
+
+/// Recording is background work: on a busy machine the threads serving agents go first.
+fn lower_priority() {
+    // On Linux, niceness is per thread and this call applies to the calling thread only.
+    #[cfg(target_os = "linux")]
+    if let Err(e) = rustix::process::setpriority_process(None, RECORDER_NICE) {
+        tracing::debug!(error = %e, "could not lower the recorder thread's priority");
     }
 }
 
