@@ -1,5 +1,7 @@
-//! Closed-loop load: `concurrency` tasks, each on its own keep-alive connection, send the next
-//! request as soon as the previous one finished, until the round's request budget is spent.
+//! Load: `concurrency` tasks, each on its own keep-alive connection, until the round's request
+//! budget is spent. Closed loop (the next request as soon as the previous one finished)
+//! measures throughput; with a `rate` the tasks pace themselves to that total rate, which
+//! measures the latency MetaClaw adds when the machine is not saturated.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -31,6 +33,7 @@ pub async fn run_round(
     target: &Target,
     concurrency: usize,
     requests: usize,
+    rate: Option<f64>,
 ) -> Result<RoundResult> {
     let target = Arc::new(target.clone());
     // Connections are opened before the clock starts: the bench measures requests, not dials.
@@ -42,7 +45,11 @@ pub async fn run_round(
     let start = Instant::now();
     let tasks: Vec<_> = conns
         .into_iter()
-        .map(|conn| tokio::spawn(worker(conn, target.clone(), next.clone(), requests)))
+        .map(|conn| {
+            // Each task sends every `concurrency / rate` seconds: the tasks together hit `rate`.
+            let every = rate.map(|r| Duration::from_secs_f64(concurrency as f64 / r.max(1.0)));
+            tokio::spawn(worker(conn, target.clone(), next.clone(), requests, every))
+        })
         .collect();
     let mut result = RoundResult::default();
     for task in tasks {
@@ -57,7 +64,13 @@ async fn worker(
     target: Arc<Target>,
     next: Arc<AtomicUsize>,
     requests: usize,
+    every: Option<Duration>,
 ) -> RoundResult {
+    let mut pace = every.map(|d| {
+        let mut i = tokio::time::interval(d);
+        i.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        i
+    });
     let mut out = RoundResult {
         samples: Vec::with_capacity(requests / 8 + 1),
         ..RoundResult::default()
@@ -65,6 +78,9 @@ async fn worker(
     // Every claimed slot ends as a sample or an error, so the loop is bounded even when the
     // server is gone.
     while next.fetch_add(1, Ordering::Relaxed) < requests {
+        if let Some(p) = pace.as_mut() {
+            p.tick().await;
+        }
         match conn.call(&target).await {
             Ok(sample) => out.samples.push(sample),
             Err(e) => {

@@ -46,6 +46,10 @@ struct Args {
     /// Unmeasured requests before each round; default max(4 × concurrency, round / 10).
     #[arg(long)]
     warmup: Option<usize>,
+    /// Total requests per second to send (paced, not closed loop): measures the latency
+    /// MetaClaw adds on a machine that is not saturated.
+    #[arg(long)]
+    rate: Option<f64>,
     /// Worker threads of the load generator.
     #[arg(long, default_value_t = 2)]
     client_threads: usize,
@@ -185,10 +189,10 @@ async fn run(args: &Args) -> Result<Report> {
                 order.reverse();
             }
             for (t, acc) in order {
-                let warm = run_round(t, args.concurrency, warmup).await?;
+                let warm = run_round(t, args.concurrency, warmup, args.rate).await?;
                 acc.errors += warm.errors;
                 acc.first_error = acc.first_error.take().or(warm.first_error);
-                acc.absorb(run_round(t, args.concurrency, per_round).await?);
+                acc.absorb(run_round(t, args.concurrency, per_round, args.rate).await?);
             }
         }
         let d = PhaseStats::new(&format!("{kind} direct"), direct);
