@@ -45,10 +45,16 @@ pub async fn run_round(
     let start = Instant::now();
     let tasks: Vec<_> = conns
         .into_iter()
-        .map(|conn| {
-            // Each task sends every `concurrency / rate` seconds: the tasks together hit `rate`.
-            let every = rate.map(|r| Duration::from_secs_f64(concurrency as f64 / r.max(1.0)));
-            tokio::spawn(worker(conn, target.clone(), next.clone(), requests, every))
+        .enumerate()
+        .map(|(i, conn)| {
+            // Each task sends every `concurrency / rate` seconds, offset from the others so the
+            // tasks together send evenly at `rate` instead of in bursts of `concurrency`.
+            let pace = rate.map(|r| {
+                let every = Duration::from_secs_f64(concurrency as f64 / r.max(1.0));
+                let offset = every.mul_f64(i as f64 / concurrency as f64);
+                (offset, every)
+            });
+            tokio::spawn(worker(conn, target.clone(), next.clone(), requests, pace))
         })
         .collect();
     let mut result = RoundResult::default();
@@ -64,10 +70,10 @@ async fn worker(
     target: Arc<Target>,
     next: Arc<AtomicUsize>,
     requests: usize,
-    every: Option<Duration>,
+    pace: Option<(Duration, Duration)>,
 ) -> RoundResult {
-    let mut pace = every.map(|d| {
-        let mut i = tokio::time::interval(d);
+    let mut pace = pace.map(|(offset, every)| {
+        let mut i = tokio::time::interval_at(tokio::time::Instant::now() + offset, every);
         i.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         i
     });
