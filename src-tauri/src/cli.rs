@@ -80,7 +80,9 @@ pub enum ConfigCommand {
     /// One value (secrets masked).
     Get { key: String },
     /// Set a value; secret keys (llm.api_key, proxy.api_key, …) go to the OS keychain.
-    Set { key: String, value: String },
+    /// Leave out the value of a secret to type it without echo (or pipe it on stdin), so it
+    /// stays out of shell history and the process list.
+    Set { key: String, value: Option<String> },
     /// Remove a value (back to its default); secret keys are deleted from the keychain.
     Unset { key: String },
     /// Print the config file's path.

@@ -54,6 +54,26 @@ impl Home {
             .unwrap()
     }
 
+    fn run_with_stdin(&self, args: &[&str], input: &str) -> Output {
+        use std::io::Write;
+        let mut child = Command::new(bin())
+            .args(args)
+            .env("METACLAW_HOME", self.dir.path())
+            .env("METACLAW_SECRET_BACKEND", "file")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    }
+
     fn path(&self) -> &Path {
         self.dir.path()
     }
@@ -202,8 +222,13 @@ async fn daemon_start_status_stop_and_the_key_goes_upstream() {
     // The turn was drained to the database on the clean stop.
     let store = metaclaw_store::Store::open_read_only(&home.path().join("metaclaw.db")).unwrap();
     assert_eq!(store.stats().unwrap().turns, 1);
-    let log = std::fs::read_dir(home.path().join("logs")).unwrap().count();
-    assert!(log > 0, "a log file was written");
+    let o = home.run(&["logs", "-n", "50"]);
+    assert!(o.status.success(), "{o:?}");
+    assert!(stdout(&o).contains("MetaClaw is serving"), "{}", stdout(&o));
+    assert!(
+        !stdout(&o).contains("sk-up"),
+        "the upstream key never reaches the log"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -76,7 +76,8 @@ impl Paths {
         default_home().is_some_and(|d| std::path::absolute(d).is_ok_and(|d| d == self.home))
     }
 
-    /// Creates the home and its directories; `run/` (pid, admin token) is private to the user.
+    /// Creates the home and its directories; the home (and so everything in it) is private to
+    /// the user.
     pub fn ensure_dirs(&self) -> Result<(), PathsError> {
         for dir in [&self.home, &self.skills, &self.logs, &self.run] {
             fs::create_dir_all(dir).map_err(|source| PathsError::Create {
@@ -84,10 +85,14 @@ impl Paths {
                 source,
             })?;
         }
-        set_mode(&self.run, 0o700).map_err(|source| PathsError::Create {
-            path: self.run.clone(),
-            source,
-        })
+        // The home holds transcripts (metaclaw.db) and logs: private to the user, like run/.
+        for dir in [&self.home, &self.run] {
+            set_mode(dir, 0o700).map_err(|source| PathsError::Create {
+                path: dir.clone(),
+                source,
+            })?;
+        }
+        Ok(())
     }
 }
 
@@ -177,10 +182,9 @@ mod tests {
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            assert_eq!(
-                fs::metadata(&paths.run)?.permissions().mode() & 0o777,
-                0o700
-            );
+            for dir in [&paths.home, &paths.run] {
+                assert_eq!(fs::metadata(dir)?.permissions().mode() & 0o777, 0o700);
+            }
         }
         Ok(())
     }

@@ -130,7 +130,7 @@ impl Engine {
             started: Instant::now(),
             db: paths.db.clone(),
             home: paths.home.clone(),
-            log_file: paths.logs.join("metaclaw.log"),
+            log_dir: paths.logs.clone(),
             recorder,
             shutdown: shutdown.clone(),
         });

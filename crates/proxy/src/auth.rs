@@ -34,7 +34,7 @@ pub fn key_ok(headers: &HeaderMap, expected: Option<&str>) -> Result<(), &'stati
         Ok(())
     } else {
         Err(
-            "invalid API key: this is not the MetaClaw proxy key (`metaclaw config get proxy.api_key` shows it masked)",
+            "invalid API key: this is not the MetaClaw proxy key (give the agent the key you set with `metaclaw config set proxy.api_key`)",
         )
     }
 }

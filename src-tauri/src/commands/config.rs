@@ -1,5 +1,7 @@
 //! `metaclaw config show | get | set | unset | path`, and the legacy `config KEY [VALUE]`.
 
+use std::io::IsTerminal;
+
 use metaclaw_engine::config;
 use metaclaw_engine::paths::Paths;
 use metaclaw_engine::secrets::SecretStore;
@@ -11,7 +13,10 @@ use crate::output;
 pub fn run(paths: &Paths, args: ConfigArgs) -> Outcome {
     let command = match (args.command, args.key, args.value) {
         (Some(c), _, _) => c,
-        (None, Some(key), Some(value)) => ConfigCommand::Set { key, value },
+        (None, Some(key), Some(value)) => ConfigCommand::Set {
+            key,
+            value: Some(value),
+        },
         (None, Some(key), None) => ConfigCommand::Get { key },
         (None, None, _) => ConfigCommand::Show,
     };
@@ -31,6 +36,10 @@ pub fn run(paths: &Paths, args: ConfigArgs) -> Outcome {
         }
         ConfigCommand::Get { key } => output::line(config::get(paths, &key, &store()?)?),
         ConfigCommand::Set { key, value } => {
+            let value = match value {
+                Some(v) => v,
+                None => read_secret(&key)?,
+            };
             let outcome = config::set(paths, &key, &value, &store()?)?;
             output::line(outcome);
             restart_hint(paths);
@@ -44,6 +53,27 @@ pub fn run(paths: &Paths, args: ConfigArgs) -> Outcome {
         }
     }
     Ok(())
+}
+
+/// A secret typed at a hidden prompt, or the first line of a piped stdin.
+fn read_secret(key: &str) -> Result<String, Failure> {
+    if config::secret_account(key).is_none() {
+        return Err(Failure::usage(format!(
+            "`config set {key}` needs a value (only secrets can be typed at a prompt)"
+        )));
+    }
+    let value = if std::io::stdin().is_terminal() {
+        rpassword::prompt_password(format!("{key}: "))?
+    } else {
+        let mut line = String::new();
+        std::io::stdin().read_line(&mut line)?;
+        line
+    };
+    let value = value.trim().to_string();
+    if value.is_empty() {
+        return Err(Failure::usage(format!("no value given for {key}")));
+    }
+    Ok(value)
 }
 
 fn restart_hint(paths: &Paths) {

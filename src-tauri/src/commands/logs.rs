@@ -42,14 +42,18 @@ pub fn run(paths: &Paths, follow: bool, lines: usize) -> Outcome {
     }
 }
 
-/// Daily rotation names files `metaclaw.log.YYYY-MM-DD`; the newest one is current.
+/// Daily rotation names files `metaclaw.YYYY-MM-DD.log`; the newest one is current.
 fn newest_log(paths: &Paths) -> Result<Option<PathBuf>, Failure> {
     let Ok(entries) = std::fs::read_dir(&paths.logs) else {
         return Ok(None);
     };
     let mut files: Vec<(std::time::SystemTime, PathBuf)> = entries
         .filter_map(Result::ok)
-        .filter(|e| e.file_name().to_string_lossy().starts_with("metaclaw.log"))
+        .filter(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            name.starts_with("metaclaw.") && name.ends_with(".log")
+        })
         .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
         .collect();
     files.sort();

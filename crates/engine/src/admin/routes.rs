@@ -32,7 +32,7 @@ pub struct AdminState {
     pub started: Instant,
     pub db: PathBuf,
     pub home: PathBuf,
-    pub log_file: PathBuf,
+    pub log_dir: PathBuf,
     pub recorder: RecorderHandle,
     pub shutdown: CancellationToken,
 }
@@ -96,7 +96,7 @@ async fn status(State(state): State<Arc<AdminState>>) -> Response {
         recorder_queue: state.recorder.queue_depth(),
         recorder_dropped: state.recorder.dropped(),
         home: state.home.display().to_string(),
-        log_file: state.log_file.display().to_string(),
+        log_dir: state.log_dir.display().to_string(),
     };
     Json(body).into_response()
 }

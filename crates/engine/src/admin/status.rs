@@ -29,5 +29,5 @@ pub struct Status {
     pub recorder_queue: usize,
     pub recorder_dropped: u64,
     pub home: String,
-    pub log_file: String,
+    pub log_dir: String,
 }
