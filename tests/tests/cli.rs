@@ -151,6 +151,19 @@ fn config_set_get_unset_and_secrets_never_in_the_file() {
             .status
             .success()
     );
+
+    // A secret can come from stdin instead of the command line.
+    let o = home.run_with_stdin(
+        &["config", "set", "rl.prm_api_key"],
+        "sk-from-stdin-abcdef123\n",
+    );
+    assert!(o.status.success(), "{o:?}");
+    let secrets = std::fs::read_to_string(home.path().join("secrets.yaml")).unwrap();
+    assert!(secrets.contains("sk-from-stdin-abcdef123"));
+    let config = std::fs::read_to_string(home.path().join("config.yaml")).unwrap();
+    assert!(!config.contains("sk-from-stdin"));
+    let o = home.run_with_stdin(&["config", "set", "llm.model_id"], "x\n");
+    assert_eq!(o.status.code(), Some(2), "only secrets may be prompted for");
     assert_eq!(
         stdout(&home.run(&["config", "path"])).trim(),
         home.path().join("config.yaml").display().to_string()
