@@ -335,3 +335,78 @@ async fn kill_9_under_load_leaves_an_intact_database() {
     assert!(o.status.success(), "{o:?}");
     again.wait().unwrap();
 }
+
+/// The OS keychain for real: `config set` stores the upstream key there and the daemon reads it
+/// back. Runs where the test command provides a Secret Service (`METACLAW_TEST_KEYCHAIN=1`, as
+/// scripts/test.sh does inside a private D-Bus session with gnome-keyring); elsewhere the
+/// keychain cannot be reached without touching the user's own.
+#[tokio::test(flavor = "multi_thread")]
+async fn upstream_key_round_trips_through_the_os_keychain() {
+    if std::env::var("METACLAW_TEST_KEYCHAIN").as_deref() != Ok("1") {
+        return;
+    }
+    let key = "sk-keychain-e2e-0123456789";
+    let fake = FakeUpstream::start(FakeOptions {
+        api_key: Some(key.into()),
+        ..FakeOptions::default()
+    })
+    .await
+    .unwrap();
+    let port = free_port();
+    let home = Home::new(&format!(
+        "llm:\n  api: openai\n  api_base: {}\nproxy:\n  port: {port}\n",
+        fake.base_url_openai()
+    ));
+    let with_keychain = |args: &[&str], stdin: Option<&str>| {
+        use std::io::Write;
+        let mut child = Command::new(bin())
+            .args(args)
+            .env("METACLAW_HOME", home.path())
+            .env("METACLAW_SECRET_BACKEND", "keychain")
+            .env("METACLAW_PROXY_API_KEY", PROXY_KEY)
+            .env_remove("METACLAW_LLM_API_KEY")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut input = child.stdin.take().unwrap();
+        if let Some(s) = stdin {
+            input.write_all(s.as_bytes()).unwrap();
+        }
+        drop(input);
+        child.wait_with_output().unwrap()
+    };
+    let o = with_keychain(&["config", "set", "llm.api_key"], Some(&format!("{key}\n")));
+    assert!(o.status.success(), "{o:?}");
+    assert!(stdout(&o).contains("keychain"), "{}", stdout(&o));
+    assert!(
+        !home.path().join("secrets.yaml").exists(),
+        "no file fallback when a keychain exists"
+    );
+    let o = with_keychain(&["start", "--daemon"], None);
+    assert!(o.status.success(), "{o:?}");
+    let r = reqwest::Client::new()
+        .post(format!("http://127.0.0.1:{port}/v1/chat/completions"))
+        .bearer_auth(PROXY_KEY)
+        .json(&json!({"model":"x","messages":[{"role":"user","content":"keychain"}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        r.status(),
+        200,
+        "the fake accepted the key read from the keychain"
+    );
+    let s: Value =
+        serde_json::from_str(&stdout(&with_keychain(&["status", "--json"], None))).unwrap();
+    assert_eq!(s["upstreams"][0]["key_source"], "keychain");
+    assert!(with_keychain(&["stop"], None).status.success());
+    assert!(
+        with_keychain(&["config", "unset", "llm.api_key"], None)
+            .status
+            .success()
+    );
+    let shown = stdout(&with_keychain(&["config", "get", "llm.api_key"], None));
+    assert!(shown.contains("not set"), "{shown}");
+}
