@@ -228,3 +228,52 @@ def test_turns_are_recorded_with_the_reply_the_client_saw(proxy):
     assert replies[1]["choices"][0]["message"]["content"] == "Echo: record this stream"
     assert "X-Session-Id" not in turns[0]["request_json"]
     assert turns[1]["ttft_ms"] is not None and turns[1]["ttft_ms"] <= turns[1]["total_ms"]
+
+
+def test_anthropic_sdk_bearer_auth_as_current_sdks_send_it(proxy):
+    # Newer SDKs (and Claude Code with an auth token) send `Authorization: Bearer`, not x-api-key.
+    client = anthropic.Anthropic(base_url=proxy.base, auth_token=PROXY_KEY, max_retries=0)
+    m = client.messages.create(
+        model="any",
+        max_tokens=16,
+        messages=[{"role": "user", "content": "bearer please"}],
+        extra_headers={"anthropic-version": "2023-06-01"},
+    )
+    assert m.content[0].text == "Echo: bearer please"
+
+
+def test_openai_side_turn_and_session_done(proxy):
+    client = oa(proxy)
+    sid = f"done-{proxy.upstream_api}"
+    client.chat.completions.create(
+        model="any",
+        messages=[{"role": "user", "content": "side work"}],
+        extra_headers={"X-Session-Id": sid, "X-Turn-Type": "side"},
+    )
+    client.chat.completions.create(
+        model="any",
+        messages=[{"role": "user", "content": "last one"}],
+        extra_body={"session_id": sid, "session_done": True},
+    )
+    turns = proxy.turns(sid)
+    assert [t["turn_type"] for t in turns] == ["side", "main"]
+    assert all("session_done" not in t["request_json"] for t in turns)
+
+
+def test_admin_api_needs_the_admin_token(proxy):
+    import urllib.error
+    import urllib.request
+
+    for path in ["/api/status", "/api/config", "/api/turns"]:
+        with pytest.raises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(proxy.base + path)
+        assert e.value.code == 401
+        req = urllib.request.Request(proxy.base + path, headers={"Authorization": f"Bearer {PROXY_KEY}"})
+        with pytest.raises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(req)
+        assert e.value.code == 401, "the agent key is not the admin token"
+    status = proxy.admin("GET", "/api/status")
+    assert status["mode"] == "skills_only" and status["upstreams"][0]["protocol"] == proxy.upstream_api
+    config = proxy.admin("GET", "/api/config")
+    assert config["config"]["llm"]["model_id"] == "fake-model"
+    assert UPSTREAM_KEY not in json.dumps(config) and PROXY_KEY not in json.dumps(config), "no secrets"
