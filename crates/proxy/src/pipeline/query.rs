@@ -6,14 +6,15 @@
 use serde_json::{Map, Value};
 
 use crate::pipeline::inject::{BLOCK_END, BLOCK_START};
-use crate::seams::Protocol;
 
 /// Plain text of the newest user message, cleaned for retrieval.
-pub fn retrieval_query(protocol: Protocol, body: &Map<String, Value>) -> String {
-    strip_metadata(&newest_user_text(protocol, body))
+pub fn retrieval_query(body: &Map<String, Value>) -> String {
+    strip_metadata(&newest_user_text(body))
 }
 
-fn newest_user_text(_protocol: Protocol, body: &Map<String, Value>) -> String {
+/// Same rule as `metaclaw_wire::text`, but on the raw JSON both protocols share here, so the
+/// hot path does not pay for a typed parse of the whole request.
+fn newest_user_text(body: &Map<String, Value>) -> String {
     let Some(messages) = body.get("messages").and_then(Value::as_array) else {
         return String::new();
     };
@@ -154,6 +155,6 @@ mod tests {
         let Value::Object(m) = body else {
             unreachable!()
         };
-        assert_eq!(retrieval_query(Protocol::Anthropic, &m), "first");
+        assert_eq!(retrieval_query(&m), "first");
     }
 }

@@ -34,6 +34,7 @@ impl Draft {
         client: Protocol,
         model: String,
         sink: Arc<dyn TurnSink>,
+        arrived: Instant,
     ) -> Self {
         Draft {
             session_id: meta.session_id.clone(),
@@ -44,7 +45,7 @@ impl Draft {
             upstream: String::new(),
             model,
             request: Bytes::new(),
-            arrived: Instant::now(),
+            arrived,
             started_at: SystemTime::now(),
             overhead: Duration::ZERO,
             sink,

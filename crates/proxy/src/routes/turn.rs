@@ -73,11 +73,10 @@ async fn turn(state: &SharedState, client: Protocol, headers: HeaderMap, body: B
         .and_then(Value::as_str)
         .unwrap_or(&state.config.served_model)
         .to_string();
-    let mut draft = Draft::new(&meta, client, model.clone(), state.sink.clone());
-    draft.arrived = arrived;
+    let mut draft = Draft::new(&meta, client, model.clone(), state.sink.clone(), arrived);
 
     if meta.turn_type == TurnType::Main {
-        let q = query::retrieval_query(client, &map);
+        let q = query::retrieval_query(&map);
         if !q.is_empty() {
             let ctx = TurnContext {
                 session_id: meta.session_id.clone(),
