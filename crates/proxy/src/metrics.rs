@@ -28,6 +28,7 @@ pub struct Metrics {
     pub stream_errors: Counter,
     pub overhead_seconds: Histogram,
     pub ttft_seconds: Histogram,
+    /// Streams being relayed (whole replies are counted in `requests`).
     pub inflight: Gauge,
     pub sessions_open: Gauge,
     pub recorder_queue: Gauge,
@@ -87,8 +88,8 @@ impl Metrics {
             ttft_seconds.clone(),
         );
         registry.register(
-            "inflight_requests",
-            "Requests being served",
+            "open_streams",
+            "Streaming replies being relayed",
             inflight.clone(),
         );
         registry.register("sessions_open", "Open sessions", sessions_open.clone());
