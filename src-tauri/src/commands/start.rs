@@ -25,6 +25,12 @@ pub fn run(paths: Paths, args: StartArgs) -> Outcome {
     if args.daemon {
         return daemon::spawn(&paths, &args);
     }
+    if args.log_file.is_some() {
+        // In the foreground, output goes to the terminal and the daily file in logs/.
+        return Err(Failure::usage(
+            "--log-file only applies with --daemon (it is where the daemon's output goes)",
+        ));
+    }
     let _logs = metaclaw_engine::logging::init_server_logging(&paths)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
