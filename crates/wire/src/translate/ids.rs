@@ -2,6 +2,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::openai;
+
 /// Key under which arguments that are not valid JSON are kept, so nothing is lost.
 pub(crate) const RAW_KEY: &str = "_raw";
 
@@ -87,6 +89,20 @@ pub(crate) fn parse_data_url(url: &str) -> Option<(&str, &str)> {
     let (meta, data) = rest.split_once(',')?;
     let media = meta.strip_suffix(";base64")?;
     Some((media, data))
+}
+
+/// An Anthropic `tool_use` as an OpenAI tool call.
+pub(crate) fn tool_call(id: String, name: String, input: &Value) -> openai::ToolCall {
+    openai::ToolCall {
+        id,
+        kind: "function".to_owned(),
+        function: openai::FunctionCall {
+            name,
+            arguments: input_to_arguments(input),
+            extra: Map::new(),
+        },
+        extra: Map::new(),
+    }
 }
 
 #[cfg(test)]

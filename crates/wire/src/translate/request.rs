@@ -1,7 +1,7 @@
 //! Request translation in both directions.
 
 use super::DEFAULT_MAX_TOKENS;
-use super::ids::{PendingToolUses, arguments_to_input, input_to_arguments, parse_data_url};
+use super::ids::{PendingToolUses, arguments_to_input, parse_data_url, tool_call};
 use crate::anthropic::{self, Content, ContentBlock, ImageSource};
 use crate::openai::{self, ChatMessage, ContentPart, MessageContent, ToolCall};
 use crate::{Role, WireError};
@@ -225,16 +225,7 @@ fn assistant_to_openai(content: Content) -> ChatMessage {
             }
             ContentBlock::ToolUse {
                 id, name, input, ..
-            } => calls.push(ToolCall {
-                id,
-                kind: "function".to_owned(),
-                function: openai::FunctionCall {
-                    name,
-                    arguments: input_to_arguments(&input),
-                    extra: Map::new(),
-                },
-                extra: Map::new(),
-            }),
+            } => calls.push(tool_call(id, name, &input)),
             _ => {}
         }
     }

@@ -1,13 +1,13 @@
 //! Non-streaming response translation in both directions.
 
-use super::ids::{arguments_to_input, input_to_arguments};
+use super::ids::{arguments_to_input, tool_call};
 use super::{
     finish_reason_from_anthropic, stop_reason_from_openai, unix_now, usage_to_anthropic,
     usage_to_openai,
 };
 use crate::Role;
 use crate::anthropic::{self, ContentBlock};
-use crate::openai::{self, ChatMessage, MessageContent, ToolCall};
+use crate::openai::{self, ChatMessage, MessageContent};
 use serde_json::Map;
 
 /// OpenAI chat response → Anthropic message. Only the first choice is used.
@@ -85,16 +85,7 @@ pub fn anthropic_response_to_openai(resp: anthropic::MessagesResponse) -> openai
             ContentBlock::Thinking { thinking, .. } => reasoning.push_str(&thinking),
             ContentBlock::ToolUse {
                 id, name, input, ..
-            } => calls.push(ToolCall {
-                id,
-                kind: "function".to_owned(),
-                function: openai::FunctionCall {
-                    name,
-                    arguments: input_to_arguments(&input),
-                    extra: Map::new(),
-                },
-                extra: Map::new(),
-            }),
+            } => calls.push(tool_call(id, name, &input)),
             _ => {}
         }
     }
