@@ -43,35 +43,24 @@ impl Home {
         Home { dir }
     }
 
-    fn run(&self, args: &[&str]) -> Output {
-        Command::new(bin())
-            .args(args)
+    /// `metaclaw ARGS` in this home, with the proxy key from the environment and secrets in
+    /// `backend` (`file` or `keychain`).
+    fn cmd(&self, backend: &str, args: &[&str]) -> Command {
+        let mut c = Command::new(bin());
+        c.args(args)
             .env("METACLAW_HOME", self.dir.path())
-            .env("METACLAW_SECRET_BACKEND", "file")
+            .env("METACLAW_SECRET_BACKEND", backend)
             .env("METACLAW_PROXY_API_KEY", PROXY_KEY)
-            .env_remove("METACLAW_LLM_API_KEY")
-            .output()
-            .unwrap()
+            .env_remove("METACLAW_LLM_API_KEY");
+        c
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.cmd("file", args).output().unwrap()
     }
 
     fn run_with_stdin(&self, args: &[&str], input: &str) -> Output {
-        use std::io::Write;
-        let mut child = Command::new(bin())
-            .args(args)
-            .env("METACLAW_HOME", self.dir.path())
-            .env("METACLAW_SECRET_BACKEND", "file")
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
-        child.wait_with_output().unwrap()
+        run_with_stdin(self.cmd("file", args), input)
     }
 
     fn path(&self) -> &Path {
@@ -83,6 +72,33 @@ impl Drop for Home {
     fn drop(&mut self) {
         // Never leave a daemon behind, whatever the test did.
         let _ = self.run(&["stop"]);
+    }
+}
+
+/// Runs `c` with `input` on its stdin (closed afterwards) and collects its output.
+fn run_with_stdin(mut c: Command, input: &str) -> Output {
+    use std::io::Write;
+    let mut child = c
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// Readiness poll, bounded: the child process offers nothing else to wait on.
+async fn wait_healthy(client: &reqwest::Client, base: &str, what: &str) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while client.get(format!("{base}/healthz")).send().await.is_err() {
+        assert!(std::time::Instant::now() < deadline, "{what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 
@@ -185,21 +201,10 @@ async fn daemon_start_status_stop_and_the_key_goes_upstream() {
     ));
     let h = home.run(&["config", "set", "llm.api_key", "sk-up"]);
     assert!(h.status.success());
-    let o = tokio::task::spawn_blocking({
-        let b = bin();
-        let p = home.path().to_path_buf();
-        move || {
-            Command::new(b)
-                .args(["start", "--daemon"])
-                .env("METACLAW_HOME", p)
-                .env("METACLAW_SECRET_BACKEND", "file")
-                .env("METACLAW_PROXY_API_KEY", PROXY_KEY)
-                .output()
-                .unwrap()
-        }
-    })
-    .await
-    .unwrap();
+    let mut start = home.cmd("file", &["start", "--daemon"]);
+    let o = tokio::task::spawn_blocking(move || start.output().unwrap())
+        .await
+        .unwrap();
     assert!(o.status.success(), "{o:?}");
     assert!(stdout(&o).contains("started in the background"));
 
@@ -252,24 +257,14 @@ async fn kill_9_under_load_leaves_an_intact_database() {
         "llm:\n  api: openai\n  api_base: {}\nproxy:\n  port: {port}\n",
         fake.base_url_openai()
     ));
-    let mut child = Command::new(bin())
-        .args(["start", "--headless"])
-        .env("METACLAW_HOME", home.path())
-        .env("METACLAW_SECRET_BACKEND", "file")
-        .env("METACLAW_PROXY_API_KEY", PROXY_KEY)
+    let mut child = home
+        .cmd("file", &["start", "--headless"])
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
     let client = reqwest::Client::new();
     let base = format!("http://127.0.0.1:{port}");
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while client.get(format!("{base}/healthz")).send().await.is_err() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "metaclaw did not start"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await; // readiness poll
-    }
+    wait_healthy(&client, &base, "metaclaw did not start").await;
     // 8 clients hammering; kill -9 once 200 requests have succeeded.
     let ok = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let mut tasks = Vec::new();
@@ -313,24 +308,14 @@ async fn kill_9_under_load_leaves_an_intact_database() {
     let turns = store.stats().unwrap().turns;
     assert!(turns > 0, "turns committed before the kill survive");
     assert!(turns as usize <= ok.load(std::sync::atomic::Ordering::Relaxed) + 8);
-    // A restart opens the same database and keeps numbering after the stored turns.
+    // A restart opens the same database and serves again.
     drop(store);
-    let mut again = Command::new(bin())
-        .args(["start", "--headless"])
-        .env("METACLAW_HOME", home.path())
-        .env("METACLAW_SECRET_BACKEND", "file")
-        .env("METACLAW_PROXY_API_KEY", PROXY_KEY)
+    let mut again = home
+        .cmd("file", &["start", "--headless"])
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while client.get(format!("{base}/healthz")).send().await.is_err() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "metaclaw did not restart after kill -9"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await; // readiness poll
-    }
+    wait_healthy(&client, &base, "metaclaw did not restart after kill -9").await;
     let o = home.run(&["stop"]);
     assert!(o.status.success(), "{o:?}");
     again.wait().unwrap();
@@ -358,24 +343,7 @@ async fn upstream_key_round_trips_through_the_os_keychain() {
         fake.base_url_openai()
     ));
     let with_keychain = |args: &[&str], stdin: Option<&str>| {
-        use std::io::Write;
-        let mut child = Command::new(bin())
-            .args(args)
-            .env("METACLAW_HOME", home.path())
-            .env("METACLAW_SECRET_BACKEND", "keychain")
-            .env("METACLAW_PROXY_API_KEY", PROXY_KEY)
-            .env_remove("METACLAW_LLM_API_KEY")
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut input = child.stdin.take().unwrap();
-        if let Some(s) = stdin {
-            input.write_all(s.as_bytes()).unwrap();
-        }
-        drop(input);
-        child.wait_with_output().unwrap()
+        run_with_stdin(home.cmd("keychain", args), stdin.unwrap_or_default())
     };
     let o = with_keychain(&["config", "set", "llm.api_key"], Some(&format!("{key}\n")));
     assert!(o.status.success(), "{o:?}");
