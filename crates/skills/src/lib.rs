@@ -1,0 +1,5 @@
+//! Skills: short Markdown instructions picked for each turn and injected into the prompt.
+
+pub mod skill;
+
+pub use skill::{Provenance, Skill, Source};

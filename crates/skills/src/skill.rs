@@ -1,0 +1,57 @@
+//! One skill: a `SKILL.md` with YAML frontmatter and a Markdown body.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// Where a skill came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Source {
+    /// Shipped in the binary's built-in bank.
+    Builtin,
+    /// Written or edited by the user.
+    #[default]
+    User,
+    /// Written by the evolver from the user's conversations.
+    Evolved,
+}
+
+/// How an evolved skill came to be.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Provenance {
+    /// Sessions whose turns the evolver read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sessions: Vec<String>,
+    /// RFC 3339 time of the evolution.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<String>,
+    /// The evolver model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The skill this one improves, when it replaced an earlier version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub improves: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skill {
+    /// Lowercase slug (`[a-z0-9][a-z0-9-]*`), unique in a library; the folder's name.
+    pub name: String,
+    /// One line saying when the skill applies.
+    pub description: String,
+    /// `coding`, `debugging`, `research`, `data_analysis`, `security`, `communication`,
+    /// `automation`, `agentic`, `productivity`, `common_mistakes`, or `general`.
+    pub category: String,
+    pub tags: Vec<String>,
+    /// Injected on every main turn regardless of the query.
+    pub always: bool,
+    /// A disabled skill stays on disk but is never retrieved.
+    pub disabled: bool,
+    pub source: Source,
+    pub provenance: Option<Provenance>,
+    /// The Markdown after the frontmatter, trimmed.
+    pub body: String,
+    /// The file it was read from, when it came from disk.
+    pub path: Option<PathBuf>,
+}
