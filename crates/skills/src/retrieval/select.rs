@@ -1,0 +1,140 @@
+//! Turning BM25F scores into the few skills worth injecting.
+
+use super::bm25::Index;
+use crate::Skill;
+
+/// Bounds on what one retrieval may return.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RetrievalConfig {
+    /// Scored skills returned at most (pinned `always` skills are not counted).
+    pub top_k: usize,
+    /// Scored skills returned at most from any one category, so one topic cannot fill the
+    /// whole block.
+    pub task_specific_top_k: usize,
+    /// Minimum normalised score (see [`Index`]: 1.0 ≈ one rare term matched at full
+    /// strength). Below it a hit is noise, typically one shared word in a body.
+    pub min_score: f32,
+    /// Hits below this fraction of the best hit's score are dropped: a clear winner should
+    /// not bring weak neighbours along.
+    pub min_relative: f32,
+}
+
+impl Default for RetrievalConfig {
+    fn default() -> Self {
+        Self {
+            top_k: 3,
+            task_specific_top_k: 2,
+            min_score: 0.6,
+            min_relative: 0.35,
+        }
+    }
+}
+
+/// One retrieved skill.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hit {
+    pub name: String,
+    /// Normalised BM25F score; 0 for pinned skills.
+    pub score: f32,
+    /// Query terms (stemmed) found in the skill, for `skills search` explanations.
+    pub matched_terms: Vec<String>,
+    /// Returned because the skill is marked `always`, not because it matched.
+    pub pinned: bool,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Retriever {
+    pub index: Index,
+    pub config: RetrievalConfig,
+}
+
+impl Retriever {
+    pub fn new(skills: &[Skill], config: RetrievalConfig) -> Self {
+        Self {
+            index: Index::build(skills),
+            config,
+        }
+    }
+
+    /// The skills to inject for `query`: pinned skills first, then at most `top_k` scored
+    /// hits that pass both thresholds and the per-category cap, best first.
+    pub fn retrieve(&self, query: &str) -> Vec<Hit> {
+        let mut hits = self.pinned();
+        let (terms, ranked) = self.ranked(query);
+        let Some(&(_, best)) = ranked.first() else {
+            return hits;
+        };
+        let cutoff = self.config.min_score.max(self.config.min_relative * best);
+        // Categories of the hits taken so far; `top_k` is small, so a scan beats a map.
+        let mut taken: Vec<&str> = Vec::with_capacity(self.config.top_k);
+        for &(doc, score) in ranked.iter().take_while(|&&(_, s)| s >= cutoff) {
+            if taken.len() == self.config.top_k {
+                break;
+            }
+            let category = self.index.docs[doc as usize].category.as_str();
+            if taken.iter().filter(|&&c| c == category).count() < self.config.task_specific_top_k {
+                taken.push(category);
+                hits.push(self.hit(&terms, doc, score));
+            }
+        }
+        hits
+    }
+
+    /// Every skill sharing a term with `query`, best first, ignoring thresholds and caps:
+    /// what `metaclaw skills search` shows.
+    pub fn rank(&self, query: &str) -> Vec<Hit> {
+        let (terms, ranked) = self.ranked(query);
+        ranked
+            .into_iter()
+            .map(|(doc, score)| self.hit(&terms, doc, score))
+            .collect()
+    }
+
+    fn pinned(&self) -> Vec<Hit> {
+        let mut hits: Vec<Hit> = self
+            .index
+            .docs
+            .iter()
+            .filter(|d| d.always)
+            .map(|d| Hit {
+                name: d.name.clone(),
+                score: 0.0,
+                matched_terms: Vec::new(),
+                pinned: true,
+            })
+            .collect();
+        hits.sort_by(|a, b| a.name.cmp(&b.name));
+        hits
+    }
+
+    /// Query term ids and the scored, non-pinned docs by descending score, ties by name.
+    fn ranked(&self, query: &str) -> (Vec<u32>, Vec<(u32, f32)>) {
+        let terms = self.index.query_terms(query);
+        if terms.is_empty() {
+            return (terms, Vec::new());
+        }
+        let mut scores = vec![0f32; self.index.len()];
+        let mut touched = Vec::new();
+        self.index.accumulate(&terms, &mut scores, &mut touched);
+        let docs = &self.index.docs;
+        let mut ranked: Vec<(u32, f32)> = touched
+            .into_iter()
+            .filter(|&d| !docs[d as usize].always)
+            .map(|d| (d, scores[d as usize]))
+            .collect();
+        ranked.sort_unstable_by(|a, b| {
+            b.1.total_cmp(&a.1)
+                .then_with(|| docs[a.0 as usize].name.cmp(&docs[b.0 as usize].name))
+        });
+        (terms, ranked)
+    }
+
+    fn hit(&self, terms: &[u32], doc: u32, score: f32) -> Hit {
+        Hit {
+            name: self.index.docs[doc as usize].name.clone(),
+            score,
+            matched_terms: self.index.matched(terms, doc),
+            pinned: false,
+        }
+    }
+}
