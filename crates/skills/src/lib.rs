@@ -1,12 +1,16 @@
 //! Skills: short Markdown instructions picked for each turn and injected into the prompt.
 
+pub mod bank;
 pub mod library;
 pub mod parse;
 pub mod retrieval;
 pub mod skill;
+pub mod watch;
 pub mod write;
 
+pub use bank::{InstallReport, builtin_skills, install_builtins};
 pub use library::Library;
 pub use parse::{SkillError, parse_skill};
 pub use skill::{Provenance, Skill, Source};
+pub use watch::{SharedLibrary, WatchGuard, watch};
 pub use write::{render_skill, write_skill_atomically};
