@@ -1,7 +1,7 @@
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 use metaclaw_skills::retrieval::{RetrievalConfig, Retriever, tokenize};
-use metaclaw_skills::{Skill, Source};
+use metaclaw_skills::{Skill, Source, parse_skill};
 
 fn skill(name: &str, category: &str, tags: &[&str], description: &str, body: &str) -> Skill {
     Skill {
@@ -297,4 +297,77 @@ fn rank_lists_every_match_best_first() {
     let ranked = r.rank("test the commit");
     assert!(ranked.len() >= 2);
     assert!(ranked.windows(2).all(|w| w[0].score >= w[1].score));
+}
+
+/// The repository's built-in bank, `skills/<name>/SKILL.md`.
+fn builtin_bank() -> Vec<Skill> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../skills");
+    let mut skills: Vec<Skill> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path().join("SKILL.md"))
+        .filter(|p| p.is_file())
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).unwrap();
+            parse_skill(&text, Some(&p)).unwrap().0
+        })
+        .collect();
+    skills.sort_by(|a, b| a.name.cmp(&b.name));
+    skills
+}
+
+#[derive(serde::Deserialize)]
+struct Labelled {
+    query: String,
+    relevant: Vec<String>,
+}
+
+#[test]
+fn retrieval_quality_on_labelled_queries() {
+    let skills = builtin_bank();
+    assert!(skills.len() >= 40, "bank has {} skills", skills.len());
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/queries.json");
+    let labelled: Vec<Labelled> =
+        serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
+    assert!(labelled.len() >= 60);
+    let r = retriever(&skills);
+
+    let (mut precision_sum, mut with_relevant, mut clean) = (0.0, 0usize, 0usize);
+    for l in &labelled {
+        let hits = r.retrieve(&l.query);
+        let got: Vec<&String> = hits.iter().map(|h| &h.name).collect();
+        let relevant = got.iter().filter(|n| l.relevant.contains(n)).count();
+        if relevant == got.len() {
+            clean += 1;
+        } else {
+            let explained: Vec<String> = hits
+                .iter()
+                .map(|h| format!("{} {:.2} {:?}", h.name, h.score, h.matched_terms))
+                .collect();
+            println!(
+                "irrelevant: {:?} → {explained:?} (want {:?})",
+                l.query, l.relevant
+            );
+        }
+        if !l.relevant.is_empty() {
+            with_relevant += 1;
+            // A query that deserved a skill but got none scores 0.
+            if !got.is_empty() {
+                precision_sum += relevant as f64 / got.len().min(3) as f64;
+            } else {
+                println!("missed: {:?} (want {:?})", l.query, l.relevant);
+            }
+        }
+    }
+    let precision = precision_sum / with_relevant as f64;
+    let nothing_irrelevant = clean as f64 / labelled.len() as f64;
+    println!(
+        "{} queries on {} skills: precision@3 {precision:.3}, nothing irrelevant {nothing_irrelevant:.3}",
+        labelled.len(),
+        skills.len()
+    );
+    assert!(precision >= 0.85, "precision@3 {precision:.3}");
+    assert!(
+        nothing_irrelevant >= 0.9,
+        "nothing irrelevant {nothing_irrelevant:.3}"
+    );
 }
