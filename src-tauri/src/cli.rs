@@ -30,6 +30,9 @@ pub enum Command {
     },
     /// Read or change `$METACLAW_HOME/config.yaml` (secrets go to the OS keychain).
     Config(ConfigArgs),
+    /// The skill library: list, show, and search with scores.
+    #[command(subcommand)]
+    Skills(SkillsCommand),
     /// Print MetaClaw's log.
     Logs {
         /// Keep printing new lines as they are written.
@@ -87,4 +90,22 @@ pub enum ConfigCommand {
     Unset { key: String },
     /// Print the config file's path.
     Path,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SkillsCommand {
+    /// Every skill in the library, with its category and source.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// One skill's file.
+    Show { name: String },
+    /// How the library ranks for QUERY, with scores; marks what would be injected.
+    Search {
+        query: String,
+        /// Show at most this many ranked skills.
+        #[arg(short = 'n', long, default_value_t = 10)]
+        limit: usize,
+    },
 }

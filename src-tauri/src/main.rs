@@ -40,6 +40,7 @@ fn run(cli: Cli) -> Outcome {
             let _ = metaclaw_engine::logging::init_cli_logging();
             commands::config::run(&paths, args)
         }
+        Some(Command::Skills(command)) => commands::skills::run(&paths, command),
         Some(Command::Logs { follow, lines }) => commands::logs::run(&paths, follow, lines),
     }
 }

@@ -240,6 +240,13 @@ async fn daemon_start_status_stop_and_the_key_goes_upstream() {
     // The turn was drained to the database on the clean stop.
     let store = metaclaw_store::Store::open_read_only(&home.path().join("metaclaw.db")).unwrap();
     assert_eq!(store.stats().unwrap().turns, 1);
+    let installed = std::fs::read_dir(home.path().join("skills"))
+        .unwrap()
+        .count();
+    assert!(
+        installed >= 40,
+        "start installed the built-in skills ({installed})"
+    );
     let o = home.run(&["logs", "-n", "50"]);
     assert!(o.status.success(), "{o:?}");
     assert!(stdout(&o).contains("MetaClaw is serving"), "{}", stdout(&o));
@@ -377,4 +384,46 @@ async fn upstream_key_round_trips_through_the_os_keychain() {
     );
     let shown = stdout(&with_keychain(&["config", "get", "llm.api_key"], None));
     assert!(shown.contains("not set"), "{shown}");
+}
+
+#[test]
+fn skills_list_show_search_work_on_files_without_a_running_engine() {
+    let home = Home::new("");
+    let o = home.run(&["skills", "list", "--json"]);
+    assert!(o.status.success(), "{o:?}");
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let skills = v["skills"].as_array().unwrap();
+    assert!(skills.len() >= 40, "the built-in bank was installed");
+    assert!(skills.iter().all(|s| s["source"] == "builtin"));
+    assert!(home.path().join("skills/trip-planning/SKILL.md").is_file());
+
+    let o = home.run(&[
+        "skills",
+        "search",
+        "what's the latest news about the election",
+    ]);
+    let out = stdout(&o);
+    let injected: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with('*') && !l.starts_with("* ="))
+        .collect();
+    assert_eq!(injected.len(), 1, "{out}");
+    assert!(injected[0].contains("news-and-current-events"), "{out}");
+    assert!(
+        stdout(&home.run(&["skills", "search", "thanks!"])).contains("nothing would be injected")
+    );
+
+    // The user's edit survives the next run that installs built-ins.
+    let file = home.path().join("skills/trip-planning/SKILL.md");
+    let edited = std::fs::read_to_string(&file)
+        .unwrap()
+        .replace("# ", "# My ");
+    std::fs::write(&file, &edited).unwrap();
+    let shown = stdout(&home.run(&["skills", "show", "trip-planning"]));
+    assert!(shown.contains("# My "), "{shown}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), edited);
+    assert_eq!(
+        home.run(&["skills", "show", "no-such-skill"]).status.code(),
+        Some(1)
+    );
 }

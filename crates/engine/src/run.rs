@@ -69,6 +69,7 @@ impl Engine {
         let mut config = loaded.config.clone();
         config.apply(options.overrides);
         let lock = InstanceLock::acquire(&paths)?;
+        install_skills(config.skills_dir(&paths)).await;
 
         // Keychain access blocks (D-Bus); keep it off the runtime's worker threads.
         let secrets = SecretStore::open(&paths)?.with_legacy(loaded.legacy_secrets.clone());
@@ -181,6 +182,24 @@ impl Engine {
             Ok(Err(e)) => Err(EngineError::Bind(e.to_string())),
             Err(e) => Err(EngineError::Task(e.to_string())),
         }
+    }
+}
+
+/// Fills the user's library with the built-in bank on first run and brings untouched
+/// built-ins up to date; skills the user edited or deleted are left alone. A failure here
+/// costs the user skills, not the proxy, so it is logged and start-up goes on.
+async fn install_skills(dir: std::path::PathBuf) {
+    let shown = dir.display().to_string();
+    match tokio::task::spawn_blocking(move || metaclaw_skills::install_builtins(&dir)).await {
+        Ok(Ok(report)) => tracing::info!(
+            dir = %shown,
+            installed = report.installed.len(),
+            updated = report.updated.len(),
+            kept_user_edits = report.kept_user_edits.len(),
+            "skill library ready"
+        ),
+        Ok(Err(e)) => tracing::warn!(error = %e, "could not install the built-in skills"),
+        Err(e) => tracing::warn!(error = %e, "could not install the built-in skills"),
     }
 }
 

@@ -37,8 +37,10 @@ impl Default for SkillsConfig {
             enabled: true,
             dir: String::new(),
             retrieval_mode: SkillRetrieval::Template,
-            top_k: 6,
-            task_specific_top_k: 10,
+            // Fewer than the earlier version's 6/10: a few skills that fit beat a dozen that
+            // might (see the retrieval evaluation in crates/skills/tests).
+            top_k: 3,
+            task_specific_top_k: 2,
             auto_evolve: true,
             evolution_every_n_turns: 10,
             max_new_skills: 3,

@@ -62,7 +62,7 @@ fn missing_file_gives_defaults() -> TestResult {
         (1200, Placement::User)
     );
     assert_eq!((c.context_window, c.max_context_tokens), (0, 0));
-    assert_eq!((c.skills.top_k, c.skills.task_specific_top_k), (6, 10));
+    assert_eq!((c.skills.top_k, c.skills.task_specific_top_k), (3, 2));
     assert_eq!(c.rl.prm_url, "https://api.openai.com/v1");
     assert_eq!(c.scheduler.sleep_start.to_string(), "23:00");
     assert_eq!(c.scheduler.sleep_end.to_string(), "07:00");
