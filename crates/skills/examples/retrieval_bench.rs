@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use metaclaw_skills::retrieval::{RetrievalConfig, Retriever};
-use metaclaw_skills::{Skill, Source, parse_skill};
+use metaclaw_skills::{CATEGORIES, Skill, Source, parse_skill};
 
 const QUERIES: usize = 4_000;
 
@@ -131,20 +131,6 @@ const WORDS: &[&str] = &[
 ];
 
 const SYLLABLES: &[&str] = &["ka", "lo", "mi", "ra", "tu", "zen", "no", "pa", "shi", "an"];
-
-const CATEGORIES: &[&str] = &[
-    "coding",
-    "debugging",
-    "research",
-    "data_analysis",
-    "security",
-    "communication",
-    "automation",
-    "agentic",
-    "productivity",
-    "common_mistakes",
-    "general",
-];
 
 const TEMPLATES: &[&str] = &[
     "how do I fix the {} in my {} when the {} fails",

@@ -5,22 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::skill::{Provenance, Skill, Source};
-
-/// Categories retrieval knows; any other string still loads, with a warning.
-const CATEGORIES: &[&str] = &[
-    "coding",
-    "debugging",
-    "research",
-    "data_analysis",
-    "security",
-    "communication",
-    "automation",
-    "agentic",
-    "productivity",
-    "common_mistakes",
-    "general",
-];
+use crate::skill::{CATEGORIES, Provenance, Skill, Source};
 
 /// Why a skill file could not be read, parsed or written.
 #[derive(Debug, thiserror::Error)]

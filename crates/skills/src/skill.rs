@@ -4,6 +4,21 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+/// The documented categories; any other string still loads, with a warning.
+pub const CATEGORIES: &[&str] = &[
+    "coding",
+    "debugging",
+    "research",
+    "data_analysis",
+    "security",
+    "communication",
+    "automation",
+    "agentic",
+    "productivity",
+    "common_mistakes",
+    "general",
+];
+
 /// Where a skill came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
