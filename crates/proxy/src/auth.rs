@@ -1,7 +1,26 @@
 //! The agent key check (constant time) and the Host check against DNS rebinding.
 
-use axum::http::{HeaderMap, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use subtle::ConstantTimeEq;
+
+use crate::error::{ApiError, ErrorKind};
+use crate::seams::Protocol;
+
+/// [`key_ok`] as a 401 in the route's error shape.
+pub fn require_key(
+    protocol: Protocol,
+    headers: &HeaderMap,
+    expected: Option<&str>,
+) -> Result<(), ApiError> {
+    key_ok(headers, expected).map_err(|msg| {
+        ApiError::new(
+            protocol,
+            StatusCode::UNAUTHORIZED,
+            ErrorKind::Authentication,
+            msg,
+        )
+    })
+}
 
 /// Checks `Authorization: Bearer <key>` or `x-api-key: <key>` against the proxy key.
 pub fn key_ok(headers: &HeaderMap, expected: Option<&str>) -> Result<(), &'static str> {

@@ -8,7 +8,6 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 use crate::auth;
-use crate::error::{ApiError, ErrorKind};
 use crate::pipeline::inbound;
 use crate::relay::headers;
 use crate::seams::Protocol;
@@ -21,14 +20,8 @@ pub async fn count_tokens(
     body: Body,
 ) -> Response {
     let client = Protocol::Anthropic;
-    if let Err(msg) = auth::key_ok(&headers, state.config.api_key.as_deref()) {
-        return ApiError::new(
-            client,
-            StatusCode::UNAUTHORIZED,
-            ErrorKind::Authentication,
-            msg,
-        )
-        .into_response();
+    if let Err(e) = auth::require_key(client, &headers, state.config.api_key.as_deref()) {
+        return e.into_response();
     }
     let bytes = match inbound::read_body(client, body, state.config.max_body_bytes).await {
         Ok(b) => b,

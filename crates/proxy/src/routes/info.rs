@@ -17,14 +17,8 @@ pub async fn healthz() -> Json<serde_json::Value> {
 
 /// `GET /v1/models`: the models agents can ask for (the upstreams' configured models).
 pub async fn models(State(state): State<SharedState>, headers: HeaderMap) -> Response {
-    if let Err(msg) = auth::key_ok(&headers, state.config.api_key.as_deref()) {
-        return ApiError::new(
-            Protocol::Openai,
-            StatusCode::UNAUTHORIZED,
-            ErrorKind::Authentication,
-            msg,
-        )
-        .into_response();
+    if let Err(e) = auth::require_key(Protocol::Openai, &headers, state.config.api_key.as_deref()) {
+        return e.into_response();
     }
     let mut ids: Vec<String> = state
         .config

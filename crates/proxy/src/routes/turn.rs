@@ -7,7 +7,6 @@ use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 use tokio::time::Instant;
 
-use crate::error::{ApiError, ErrorKind};
 use crate::pipeline::{fit, inbound, inject, query};
 use crate::relay::record::Draft;
 use crate::relay::{json, stream};
@@ -40,14 +39,8 @@ pub async fn messages(
 async fn turn(state: &SharedState, client: Protocol, headers: HeaderMap, body: Body) -> Response {
     let arrived = Instant::now();
     state.stats.request();
-    if let Err(msg) = auth::key_ok(&headers, state.config.api_key.as_deref()) {
-        return ApiError::new(
-            client,
-            axum::http::StatusCode::UNAUTHORIZED,
-            ErrorKind::Authentication,
-            msg,
-        )
-        .into_response();
+    if let Err(e) = auth::require_key(client, &headers, state.config.api_key.as_deref()) {
+        return e.into_response();
     }
     let bytes = match inbound::read_body(client, body, state.config.max_body_bytes).await {
         Ok(b) => b,
