@@ -4,16 +4,22 @@
 //! recorder); readers (status, CLI) open their own read-only connections, which WAL lets
 //! run alongside the writer.
 
+mod blocks;
+mod embeddings;
 mod error;
 mod migrations;
 mod open;
 mod sessions;
+mod skill_events;
+mod state;
 mod stats;
 mod turns;
 
+pub use blocks::NewBlock;
 pub use error::StoreError;
 pub use open::Store;
 pub use sessions::SessionRow;
+pub use skill_events::{NewSkillEvent, RejectedSkill, SkillEventCounts, SkillEventRow};
 pub use stats::StoreStats;
 pub use turns::{NewTurn, TurnId, TurnRow};
 

@@ -1,7 +1,7 @@
 //! Schema migrations. Append-only: migration `i` (0-based) takes the database from
 //! `user_version = i` to `i + 1`. Never edit a migration that has shipped.
 
-pub(crate) const MIGRATIONS: &[&str] = &[V1_SESSIONS_TURNS];
+pub(crate) const MIGRATIONS: &[&str] = &[V1_SESSIONS_TURNS, V2_BLOCKS_EVENTS_STATE_EMBEDDINGS];
 
 const V1_SESSIONS_TURNS: &str = "
 CREATE TABLE sessions (
@@ -41,4 +41,49 @@ CREATE TABLE turns (
 
 CREATE INDEX turns_created_at ON turns(created_at_ms);
 CREATE INDEX turns_session ON turns(session_id);
+";
+
+/// Sticky injected blocks (prompt-cache stability), the skill evolution log, small
+/// key/value state, the embedding cache, and which skills each turn was given.
+const V2_BLOCKS_EVENTS_STATE_EMBEDDINGS: &str = "
+CREATE TABLE injected_blocks (
+    session_id    TEXT NOT NULL,
+    message_key   TEXT NOT NULL,
+    block         TEXT NOT NULL,
+    created_at_ms INTEGER NOT NULL,
+    PRIMARY KEY (session_id, message_key)
+);
+
+CREATE INDEX injected_blocks_created_at ON injected_blocks(created_at_ms);
+
+CREATE TABLE skill_events (
+    id          INTEGER PRIMARY KEY,
+    at_ms       INTEGER NOT NULL,
+    trigger     TEXT NOT NULL,
+    session_ids TEXT NOT NULL,
+    model       TEXT NULL,
+    outcome     TEXT NOT NULL,
+    added       TEXT NOT NULL,
+    improved    TEXT NOT NULL,
+    rejected    TEXT NOT NULL,
+    error       TEXT NULL,
+    generation  INTEGER NOT NULL,
+    detail      TEXT NOT NULL
+);
+
+CREATE TABLE state (
+    key   TEXT PRIMARY KEY NOT NULL,
+    value TEXT NOT NULL
+);
+
+CREATE TABLE embeddings (
+    content_hash  TEXT NOT NULL,
+    model         TEXT NOT NULL,
+    dims          INTEGER NOT NULL,
+    vector        BLOB NOT NULL,
+    created_at_ms INTEGER NOT NULL,
+    PRIMARY KEY (content_hash, model)
+);
+
+ALTER TABLE turns ADD COLUMN injected_skills TEXT NULL;
 ";

@@ -32,6 +32,8 @@ pub struct NewTurn {
     pub ttft_ms: Option<f64>,
     pub total_ms: f64,
     pub created_at_ms: i64,
+    /// Names of the skills injected into this turn's request; stored as NULL when empty.
+    pub injected_skills: Vec<String>,
 }
 
 /// A stored turn.
@@ -57,11 +59,14 @@ pub struct TurnRow {
     pub total_ms: f64,
     pub skill_generation: u64,
     pub created_at_ms: i64,
+    /// Empty for turns stored before schema v2 or given no skills.
+    pub injected_skills: Vec<String>,
 }
 
 const ROW_COLUMNS: &str = "id, session_id, turn_index, turn_type, scope, client_protocol,
     upstream_protocol, upstream, model, request_json, reply_json, status, error, input_tokens,
-    output_tokens, overhead_ms, ttft_ms, total_ms, skill_generation, created_at_ms";
+    output_tokens, overhead_ms, ttft_ms, total_ms, skill_generation, created_at_ms,
+    injected_skills";
 
 impl Store {
     /// Stores a batch of turns atomically: either all land or none does. Creates missing
@@ -104,10 +109,11 @@ fn insert_one(tx: &Transaction<'_>, t: &NewTurn) -> Result<TurnId, StoreError> {
     tx.prepare_cached(
         "INSERT INTO turns (session_id, turn_index, turn_type, scope, client_protocol,
              upstream_protocol, upstream, model, request_json, reply_json, status, error,
-             input_tokens, output_tokens, overhead_ms, ttft_ms, total_ms, created_at_ms)
+             input_tokens, output_tokens, overhead_ms, ttft_ms, total_ms, created_at_ms,
+             injected_skills)
          VALUES (?1,
              (SELECT COALESCE(MAX(turn_index) + 1, 0) FROM turns WHERE session_id = ?1),
-             ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+             ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
     )?
     .execute(params![
         t.session_id,
@@ -127,6 +133,7 @@ fn insert_one(tx: &Transaction<'_>, t: &NewTurn) -> Result<TurnId, StoreError> {
         t.ttft_ms,
         t.total_ms,
         t.created_at_ms,
+        skills_json(&t.injected_skills),
     ])?;
     let id = TurnId(tx.last_insert_rowid());
     tx.prepare_cached(
@@ -162,5 +169,21 @@ fn turn_row(row: &Row<'_>) -> rusqlite::Result<TurnRow> {
         total_ms: row.get(17)?,
         skill_generation: row.get(18)?,
         created_at_ms: row.get(19)?,
+        injected_skills: skills_from_json(row.get(20)?),
     })
+}
+
+fn skills_json(skills: &[String]) -> Option<String> {
+    if skills.is_empty() {
+        None
+    } else {
+        serde_json::to_string(skills).ok()
+    }
+}
+
+/// NULL and unreadable values both read as "no skills": this column is informational, and
+/// one bad cell must not make the whole turn history unreadable.
+fn skills_from_json(raw: Option<String>) -> Vec<String> {
+    raw.and_then(|s| serde_json::from_str(&s).ok())
+        .unwrap_or_default()
 }

@@ -38,6 +38,7 @@ pub(super) fn new_turn(record: TurnRecord) -> NewTurn {
         ttft_ms: record.ttft_ms,
         total_ms: record.total_ms,
         created_at_ms: unix_ms(record.started_at),
+        injected_skills: Vec::new(),
     }
 }
 

@@ -21,5 +21,6 @@ pub fn turn(session: &str, turn_type: &str, at_ms: i64) -> NewTurn {
         ttft_ms: Some(12.0),
         total_ms: 40.0,
         created_at_ms: at_ms,
+        injected_skills: Vec::new(),
     }
 }

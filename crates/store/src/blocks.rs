@@ -1,0 +1,55 @@
+//! Injected context blocks, remembered per message so a session's prompt prefix stays
+//! byte-identical across turns (upstream prompt caches key on the exact prefix).
+
+use rusqlite::params;
+
+use crate::error::StoreError;
+use crate::open::Store;
+
+/// A block injected into one message of a session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewBlock {
+    pub session_id: String,
+    pub message_key: String,
+    pub block: String,
+    pub at_ms: i64,
+}
+
+impl Store {
+    /// Stores blocks in one transaction. The first block stored for a (session, message)
+    /// wins and never changes: rewriting it would break the cached prefix.
+    pub fn put_injected_blocks(&mut self, rows: &[NewBlock]) -> Result<(), StoreError> {
+        let tx = self.conn.transaction()?;
+        {
+            let mut stmt = tx.prepare_cached(
+                "INSERT OR IGNORE INTO injected_blocks
+                     (session_id, message_key, block, created_at_ms)
+                 VALUES (?1, ?2, ?3, ?4)",
+            )?;
+            for r in rows {
+                stmt.execute(params![r.session_id, r.message_key, r.block, r.at_ms])?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// The (message_key, block) pairs stored for a session.
+    pub fn injected_blocks(&self, session_id: &str) -> Result<Vec<(String, String)>, StoreError> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT message_key, block FROM injected_blocks WHERE session_id = ?1
+             ORDER BY created_at_ms, message_key",
+        )?;
+        let rows = stmt.query_map([session_id], |row| Ok((row.get(0)?, row.get(1)?)))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Deletes blocks stored before `older_than_ms`; returns how many were removed.
+    pub fn prune_injected_blocks(&mut self, older_than_ms: i64) -> Result<usize, StoreError> {
+        let removed = self
+            .conn
+            .prepare_cached("DELETE FROM injected_blocks WHERE created_at_ms < ?1")?
+            .execute([older_than_ms])?;
+        Ok(removed)
+    }
+}
