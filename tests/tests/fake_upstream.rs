@@ -883,3 +883,174 @@ async fn binary_prints_port_and_exits_when_stdin_closes() -> Result<()> {
     assert!(status.success());
     Ok(())
 }
+
+#[tokio::test]
+async fn scripted_replies_come_back_verbatim_on_both_protocols() -> Result<()> {
+    let f = fake().await?;
+    let scripted = r#"{"skills": [{"name": "x"}]}  and two  spaces"#;
+    for _ in 0..4 {
+        f.push_reply(scripted);
+    }
+    let v = json_of(post_openai(&f, &openai_body("hi [[fault:429]]", false, false)).await?).await?;
+    assert_eq!(v["choices"][0]["message"]["content"], scripted);
+    assert_eq!(v["usage"]["completion_tokens"], 6);
+    let chunks = data_json(&sse_of(post_openai(&f, &openai_body("hi", true, true)).await?).await?)?;
+    assert_eq!(openai_text(&chunks), scripted);
+    let v = json_of(post_anthropic(&f, &anthropic_body("hi", false)).await?).await?;
+    assert_eq!(v["content"], json!([{ "type": "text", "text": scripted }]));
+    let events = sse_of(post_anthropic(&f, &anthropic_body("hi", true)).await?).await?;
+    let text: String = data_json(&events)?
+        .iter()
+        .filter_map(|v| {
+            v.pointer("/delta/text")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        })
+        .collect();
+    assert_eq!(text, scripted);
+
+    // Queue empty again: the decided reply and markers are back.
+    let v = json_of(post_openai(&f, &openai_body("hi", false, false)).await?).await?;
+    assert_eq!(v["choices"][0]["message"]["content"], "Echo: hi");
+    let resp = post_openai(&f, &openai_body("hi [[fault:429]]", false, false)).await?;
+    assert_eq!(resp.status(), 429);
+
+    // A queued error fault answers first and leaves the script for the next request.
+    f.push_reply("first");
+    f.push_reply("second");
+    f.push_fault(Fault::ServerError);
+    assert_eq!(
+        post_openai(&f, &openai_body("hi", false, false))
+            .await?
+            .status(),
+        500
+    );
+    let v = json_of(post_openai(&f, &openai_body("hi", false, false)).await?).await?;
+    assert_eq!(v["choices"][0]["message"]["content"], "first");
+    let v = json_of(post_anthropic(&f, &anthropic_body("hi", false)).await?).await?;
+    assert_eq!(v["content"][0]["text"], "second");
+    f.shutdown().await;
+    Ok(())
+}
+
+#[tokio::test]
+async fn response_format_can_be_rejected() -> Result<()> {
+    let f = fake().await?;
+    let mut body = openai_body("hi", false, false);
+    body["response_format"] =
+        json!({ "type": "json_schema", "json_schema": { "name": "x", "schema": {} } });
+    assert_eq!(post_openai(&f, &body).await?.status(), 200);
+    f.reject_response_format(true);
+    let resp = post_openai(&f, &body).await?;
+    assert_eq!(resp.status(), 400);
+    let v = json_of(resp).await?;
+    let msg = v["error"]["message"].as_str().unwrap_or_default();
+    assert!(msg.contains("response_format"), "{msg}");
+    assert_eq!(
+        post_openai(&f, &openai_body("hi", false, false))
+            .await?
+            .status(),
+        200
+    );
+    f.shutdown().await;
+    Ok(())
+}
+
+async fn post_embeddings(f: &FakeUpstream, key: &str, body: &Value) -> Result<reqwest::Response> {
+    Ok(client()?
+        .post(format!("{}/embeddings", f.base_url_openai()))
+        .bearer_auth(key)
+        .json(body)
+        .send()
+        .await?)
+}
+
+fn vector(v: &Value, i: usize) -> Result<Vec<f64>> {
+    v["data"][i]["embedding"]
+        .as_array()
+        .context("embedding")?
+        .iter()
+        .map(|x| x.as_f64().context("number"))
+        .collect()
+}
+
+fn cosine(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+#[tokio::test]
+async fn embeddings_are_deterministic_bags_of_words() -> Result<()> {
+    let f = fake().await?;
+    let body = json!({
+        "model": "text-embedding-3-small",
+        "input": ["Deploy the Rust service", "deploy rust SERVICE today", "banana smoothie", "..."],
+    });
+    let resp = post_embeddings(&f, KEY, &body).await?;
+    assert_eq!(resp.status(), 200);
+    let v = json_of(resp).await?;
+    assert_eq!(v["object"], "list");
+    assert_eq!(v["model"], "text-embedding-3-small");
+    assert_eq!(v["usage"], json!({ "prompt_tokens": 10, "total_tokens": 10 }));
+    let data = v["data"].as_array().context("data")?;
+    assert_eq!(data.len(), 4);
+    for (i, item) in data.iter().enumerate() {
+        assert_eq!(item["object"], "embedding");
+        assert_eq!(item["index"], i);
+    }
+    let vs = (0..4).map(|i| vector(&v, i)).collect::<Result<Vec<_>>>()?;
+    assert!(vs.iter().all(|v| v.len() == 64));
+    assert!((cosine(&vs[0], &vs[0]) - 1.0).abs() < 1e-5);
+    assert!(cosine(&vs[0], &vs[1]) > 0.6);
+    assert!(cosine(&vs[0], &vs[1]) > cosine(&vs[0], &vs[2]));
+    assert!(vs[3].iter().all(|x| *x == 0.0));
+
+    // A single string input, and the same text gives the same vector.
+    let one = json_of(
+        post_embeddings(
+            &f,
+            KEY,
+            &json!({ "model": "m", "input": "Deploy the Rust service" }),
+        )
+        .await?,
+    )
+    .await?;
+    assert_eq!(vector(&one, 0)?, vs[0]);
+
+    assert_eq!(f.embedding_requests(), 2);
+    let reqs = f.requests();
+    assert_eq!(reqs.len(), 2);
+    assert_eq!(reqs[0].path, "/v1/embeddings");
+    assert_eq!(reqs[0].body["input"][2], "banana smoothie");
+    f.shutdown().await;
+    Ok(())
+}
+
+#[tokio::test]
+async fn embeddings_validate_authenticate_and_fault() -> Result<()> {
+    let f = fake().await?;
+    for body in [
+        json!({ "model": "m" }),
+        json!({ "model": "m", "input": [] }),
+        json!({ "model": "m", "input": "" }),
+        json!({ "model": "m", "input": [1, 2] }),
+        json!({ "model": "m", "input": 3 }),
+        json!({ "input": "x" }),
+    ] {
+        let resp = post_embeddings(&f, KEY, &body).await?;
+        assert_eq!(resp.status(), 400, "{body}");
+        let v = json_of(resp).await?;
+        assert_eq!(v["error"]["type"], "invalid_request_error", "{body}");
+    }
+    let ok = json!({ "model": "m", "input": "x" });
+    let resp = post_embeddings(&f, "wrong", &ok).await?;
+    assert_eq!(resp.status(), 401);
+    assert_eq!(json_of(resp).await?["error"]["code"], "invalid_api_key");
+
+    let marked = json!({ "model": "m", "input": ["fine", "x [[fault:429]]"] });
+    assert_eq!(post_embeddings(&f, KEY, &marked).await?.status(), 429);
+    f.push_fault(Fault::ServerError);
+    assert_eq!(post_embeddings(&f, KEY, &ok).await?.status(), 500);
+    assert_eq!(post_embeddings(&f, KEY, &ok).await?.status(), 200);
+    f.shutdown().await;
+    Ok(())
+}

@@ -5,9 +5,11 @@
 //! Replies: `Echo: <newest user text>`; a tool call to the first tool when tools are offered
 //! and the text contains `call tool`; `Tool said: <result>` after a tool result. Faults come
 //! from [`FakeUpstream::push_fault`] / `POST /_faults`, or a `[[fault:...]]` marker in the
-//! newest user text (see [`Fault`]).
+//! newest user text (see [`Fault`]). [`FakeUpstream::push_reply`] scripts exact assistant
+//! texts instead. `POST /v1/embeddings` answers deterministic bag-of-words vectors.
 
 mod anthropic;
+mod embeddings;
 mod errors;
 mod fault;
 mod openai;
@@ -95,6 +97,25 @@ impl FakeUpstream {
     /// Queues a fault for the next model request (FIFO, one fault per request).
     pub fn push_fault(&self, fault: Fault) {
         self.shared.push_faults([fault]);
+    }
+
+    /// Queues an exact assistant text for the next chat request on either protocol (FIFO,
+    /// one per request), replacing the decided reply and any marker in the user text. Faults
+    /// queued with [`Self::push_fault`] still apply first; an error fault leaves the scripted
+    /// reply queued for the request after it.
+    pub fn push_reply(&self, text: impl Into<String>) {
+        self.shared.push_reply(text.into());
+    }
+
+    /// While on, OpenAI chat requests carrying `response_format` are refused with a 400 that
+    /// names the parameter, like providers without structured-output support.
+    pub fn reject_response_format(&self, reject: bool) {
+        self.shared.set_reject_response_format(reject);
+    }
+
+    /// `POST /v1/embeddings` requests received (also counted in [`Self::request_count`]).
+    pub fn embedding_requests(&self) -> u64 {
+        self.shared.embedding_requests()
     }
 
     pub fn stats(&self) -> Stats {

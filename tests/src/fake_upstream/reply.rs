@@ -57,6 +57,15 @@ pub fn decide(conv: &Conversation) -> (Reply, Option<Fault>) {
     (reply, fault)
 }
 
+/// A scripted reply: exactly `text`, with the usual usage numbers.
+pub fn scripted(conv: &Conversation, text: String) -> Reply {
+    Reply {
+        completion_tokens: word_count(&text),
+        content: ReplyContent::Text(text),
+        prompt_tokens: prompt_tokens(conv.prompt_chars),
+    }
+}
+
 /// Prompt token estimate: a quarter of the characters, at least one.
 pub fn prompt_tokens(chars: usize) -> u64 {
     (chars as u64 / 4).max(1)

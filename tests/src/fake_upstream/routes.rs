@@ -28,6 +28,7 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .route("/v1/chat/completions", post(chat_completions))
         .route("/v1/messages", post(messages))
         .route("/v1/messages/count_tokens", post(count_tokens))
+        .route("/v1/embeddings", post(embeddings))
         .route("/v1/models", get(models))
         .route("/_requests", get(list_requests).delete(clear_requests))
         .route("/_faults", post(push_faults).delete(clear_faults))
@@ -57,6 +58,24 @@ async fn messages(
     body: Bytes,
 ) -> Response {
     model_request(s, Protocol::Anthropic, &method, &uri, &headers, &body).await
+}
+
+async fn embeddings(
+    State(s): Shr,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    if let Err(resp) = admit(&s, Protocol::OpenAi, &method, &uri, &headers, &body) {
+        return resp;
+    }
+    s.count_embedding_request();
+    let value = match parse(Protocol::OpenAi, &body) {
+        Ok(v) => v,
+        Err(resp) => return resp,
+    };
+    super::embeddings::respond(&s, &value).await
 }
 
 async fn count_tokens(
@@ -180,24 +199,34 @@ async fn model_request(
         Protocol::OpenAi => openai::conversation(&value),
         Protocol::Anthropic => anthropic::conversation(&value),
     };
-    let (reply, marker) = reply::decide(&conv);
-    // A queued fault wins over a marker in the text.
-    let fault = s.pop_fault().or(marker);
+    if proto == Protocol::OpenAi
+        && s.rejects_response_format()
+        && let Some(format) = value.get("response_format")
+    {
+        let ty = format.get("type").and_then(Value::as_str).unwrap_or("?");
+        let msg = format!(
+            "Invalid parameter: 'response_format' of type '{ty}' is not supported with this model."
+        );
+        return errors::error_response(proto, ErrorKind::InvalidRequest, &msg);
+    }
+    let queued = s.pop_fault();
+    // An error fault answers before a scripted reply is taken, so the script survives it.
+    if let Some(resp) = queued.and_then(|f| errors::fault_response(proto, f)) {
+        return resp;
+    }
+    let (reply, fault) = match s.pop_reply() {
+        Some(text) => (reply::scripted(&conv, text), queued),
+        None => {
+            let (reply, marker) = reply::decide(&conv);
+            // A queued fault wins over a marker in the text.
+            (reply, queued.or(marker))
+        }
+    };
     if let Some(resp) = fault.and_then(|f| errors::fault_response(proto, f)) {
         return resp;
     }
-    match fault {
-        Some(Fault::Hang) => {
-            s.shutdown.cancelled().await;
-            return errors::error_response(proto, ErrorKind::Server, "shutting down");
-        }
-        Some(Fault::SlowFirstByte(d)) => {
-            tokio::select! {
-                () = tokio::time::sleep(d) => {}
-                () = s.shutdown.cancelled() => {}
-            }
-        }
-        _ => {}
+    if let Err(resp) = delay_for(&s, proto, fault).await {
+        return resp;
     }
     let model = value
         .get("model")
@@ -216,6 +245,34 @@ async fn model_request(
         stream.then(|| openai::include_usage(&value)),
     );
     out.respond(s, fault)
+}
+
+/// Applies the timing faults before the response starts: `Hang` never answers (until
+/// shutdown), `SlowFirstByte` waits.
+#[allow(clippy::result_large_err, reason = "the error is the response to send")]
+pub(super) async fn delay_for(
+    s: &Shared,
+    proto: Protocol,
+    fault: Option<Fault>,
+) -> Result<(), Response> {
+    match fault {
+        Some(Fault::Hang) => {
+            s.shutdown.cancelled().await;
+            Err(errors::error_response(
+                proto,
+                ErrorKind::Server,
+                "shutting down",
+            ))
+        }
+        Some(Fault::SlowFirstByte(d)) => {
+            tokio::select! {
+                () = tokio::time::sleep(d) => {}
+                () = s.shutdown.cancelled() => {}
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
 }
 
 /// A reply rendered in one protocol, streamed or whole.

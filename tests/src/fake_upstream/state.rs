@@ -2,7 +2,7 @@
 //! queue and counters.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use axum::http::{HeaderMap, Method, Uri};
@@ -82,7 +82,10 @@ pub(crate) struct Shared {
     pub shutdown: CancellationToken,
     requests: Mutex<Vec<RecordedRequest>>,
     faults: Mutex<VecDeque<Fault>>,
+    replies: Mutex<VecDeque<String>>,
+    reject_response_format: AtomicBool,
     request_count: AtomicU64,
+    embedding_requests: AtomicU64,
     cancelled_streams: AtomicU64,
     next_id: AtomicU64,
 }
@@ -99,7 +102,10 @@ impl Shared {
             shutdown: CancellationToken::new(),
             requests: Mutex::default(),
             faults: Mutex::default(),
+            replies: Mutex::default(),
+            reject_response_format: AtomicBool::new(false),
             request_count: AtomicU64::new(0),
+            embedding_requests: AtomicU64::new(0),
             cancelled_streams: AtomicU64::new(0),
             next_id: AtomicU64::new(1),
         }
@@ -127,6 +133,30 @@ impl Shared {
 
     pub fn pop_fault(&self) -> Option<Fault> {
         lock(&self.faults).pop_front()
+    }
+
+    pub fn push_reply(&self, text: String) {
+        lock(&self.replies).push_back(text);
+    }
+
+    pub fn pop_reply(&self) -> Option<String> {
+        lock(&self.replies).pop_front()
+    }
+
+    pub fn set_reject_response_format(&self, reject: bool) {
+        self.reject_response_format.store(reject, Ordering::Relaxed);
+    }
+
+    pub fn rejects_response_format(&self) -> bool {
+        self.reject_response_format.load(Ordering::Relaxed)
+    }
+
+    pub fn count_embedding_request(&self) {
+        self.embedding_requests.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn embedding_requests(&self) -> u64 {
+        self.embedding_requests.load(Ordering::Relaxed)
     }
 
     pub fn count_request(&self) {
