@@ -1,6 +1,7 @@
 //! Skills: short Markdown instructions picked for each turn and injected into the prompt.
 
 pub mod bank;
+pub mod evolve;
 pub mod library;
 pub mod parse;
 pub mod retrieval;

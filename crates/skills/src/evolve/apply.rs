@@ -1,0 +1,81 @@
+//! Writing the accepted skills: the only I/O in evolution.
+
+use std::fs;
+use std::path::{Component, Path};
+
+use super::decide::Decision;
+use super::parse::Rejection;
+use crate::parse::{is_slug, parse_skill};
+use crate::skill::{Skill, Source};
+use crate::write::write_skill_atomically;
+
+/// What `apply` did, by skill name.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Applied {
+    pub added: Vec<String>,
+    pub improved: Vec<String>,
+    /// The decisions' rejections, then the writes that failed or were refused.
+    pub rejected: Vec<Rejection>,
+}
+
+/// Writes each accepted skill to `<dir>/<name>/SKILL.md` atomically. A failure for one skill
+/// becomes a rejection and the others are still written. Besides the slug check in
+/// `write_skill_atomically`, a write is refused when the skill folder is a symlink (it could
+/// lead outside `dir`), when an addition would replace a file that appeared since the library
+/// was read, and when an improvement would replace a file that is not an evolved skill.
+pub fn apply(dir: &Path, decisions: &[Decision]) -> Applied {
+    let mut out = Applied::default();
+    for d in decisions {
+        if let Decision::Reject(r) = d {
+            out.rejected.push(r.clone());
+        }
+    }
+    for d in decisions {
+        let (skill, improving) = match d {
+            Decision::Add(s) => (s, false),
+            Decision::Improve { skill, .. } => (skill, true),
+            Decision::Reject(_) => continue,
+        };
+        match write(dir, skill, improving) {
+            Ok(()) if improving => out.improved.push(skill.name.clone()),
+            Ok(()) => out.added.push(skill.name.clone()),
+            Err(reason) => out
+                .rejected
+                .push(Rejection::new(skill.name.clone(), reason)),
+        }
+    }
+    out
+}
+
+fn write(dir: &Path, skill: &Skill, improving: bool) -> Result<(), String> {
+    let rel = Path::new(&skill.name);
+    let one_plain_part = rel.components().count() == 1
+        && matches!(rel.components().next(), Some(Component::Normal(_)));
+    if !is_slug(&skill.name) || !one_plain_part {
+        return Err(format!("refused to write outside {}", dir.display()));
+    }
+    let folder = dir.join(rel);
+    if fs::symlink_metadata(&folder).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(format!("refused: {} is a symlink", folder.display()));
+    }
+    let file = folder.join("SKILL.md");
+    match (fs::read_to_string(&file), improving) {
+        (Ok(_), false) => {
+            return Err(format!(
+                "{} appeared since the library was read",
+                file.display()
+            ));
+        }
+        (Ok(text), true) => {
+            let evolved =
+                parse_skill(&text, Some(&file)).is_ok_and(|(s, _)| s.source == Source::Evolved);
+            if !evolved {
+                return Err(format!("{} is not an evolved skill", file.display()));
+            }
+        }
+        (Err(_), _) => {}
+    }
+    write_skill_atomically(dir, skill)
+        .map(|_| ())
+        .map_err(|e| format!("write failed: {e}"))
+}

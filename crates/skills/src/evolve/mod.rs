@@ -1,0 +1,21 @@
+//! Skill evolution, the pure part: build the evolver's prompt from a window of turns, parse
+//! its answer tolerantly, decide which proposals become new or improved skills, and write
+//! the accepted ones. The caller owns the LLM call, the single-flight queue and history.
+//!
+//! Flow: [`build_prompt`] → LLM (with [`response_format`]) → [`parse_proposals`] →
+//! [`decide`] against the current [`Library`](crate::Library) → [`apply`].
+
+mod apply;
+mod decide;
+mod parse;
+mod prompt;
+mod schema;
+pub mod similar;
+mod text;
+mod validate;
+
+pub use apply::{Applied, apply};
+pub use decide::{Decision, Origin, decide};
+pub use parse::{ParseError, Parsed, Proposal, Rejection, parse_proposals};
+pub use prompt::{EvolverInput, MAX_TURNS, TurnDigest, build_prompt};
+pub use schema::{response_format, response_schema};

@@ -1,0 +1,608 @@
+#![allow(clippy::unwrap_used, clippy::panic)]
+
+use std::fs;
+use std::path::Path;
+
+use metaclaw_skills::evolve::similar::{Corpus, Fingerprint};
+use metaclaw_skills::evolve::{
+    Decision, EvolverInput, MAX_TURNS, Origin, Proposal, Rejection, TurnDigest, apply,
+    build_prompt, decide, parse_proposals, response_format, response_schema,
+};
+use metaclaw_skills::{CATEGORIES, Library, Skill, Source, write_skill_atomically};
+
+fn fixture(name: &str) -> String {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/evolve/");
+    fs::read_to_string(format!("{dir}{name}")).unwrap()
+}
+
+fn bank() -> Library {
+    let lib = Library::load(&[concat!(env!("CARGO_MANIFEST_DIR"), "/../../skills").into()]);
+    assert!(lib.errors.is_empty() && lib.len() > 30, "{:?}", lib.errors);
+    lib
+}
+
+/// A proposal from a fixture holding one skill object.
+fn fixture_proposal(name: &str) -> Proposal {
+    let parsed = parse_proposals(&format!("[{}]", fixture(name))).unwrap();
+    assert!(parsed.rejected.is_empty(), "{:?}", parsed.rejected);
+    parsed.proposals.into_iter().next().unwrap()
+}
+
+/// A valid proposal whose vocabulary is `words`, so distinct words make distinct skills.
+fn prop(name: &str, words: &str) -> Proposal {
+    let w: Vec<&str> = words.split_whitespace().collect();
+    let steps: Vec<String> = w
+        .chunks(2)
+        .enumerate()
+        .map(|(i, c)| format!("{}. {}", i + 1, c.join(" ")))
+        .collect();
+    Proposal {
+        name: name.into(),
+        description: format!("Use for {words}."),
+        category: "coding".into(),
+        tags: vec![w[0].into()],
+        body: format!("# {}\n\n## Steps\n{}", w[0], steps.join("\n")),
+        improves: None,
+    }
+}
+
+const KETTLE: &str = "kettle boil water teapot leaves steep minutes strainer porcelain cups";
+const BIKE: &str = "bicycle chain lubricate derailleur sprocket spokes tyre pressure brake pads";
+const GARDEN: &str = "tomato seedlings compost mulch trellis pruning aphids greenhouse watering";
+
+fn origin() -> Origin {
+    Origin {
+        sessions: vec!["s-1".into()],
+        created_at: "2026-12-02T10:00:00Z".into(),
+        model: Some("gpt-test".into()),
+    }
+}
+
+fn evolved(name: &str, words: &str) -> Skill {
+    let p = prop(name, words);
+    Skill {
+        name: p.name,
+        description: p.description,
+        category: p.category,
+        tags: p.tags,
+        always: false,
+        disabled: false,
+        source: Source::Evolved,
+        provenance: None,
+        body: p.body,
+        path: None,
+    }
+}
+
+fn library_of(skills: Vec<Skill>) -> Library {
+    let mut skills = skills;
+    skills.sort_by(|a, b| a.name.cmp(&b.name));
+    Library {
+        skills,
+        errors: vec![],
+    }
+}
+
+fn reasons(ds: &[Decision]) -> Vec<String> {
+    ds.iter()
+        .map(|d| match d {
+            Decision::Add(s) => format!("add {}", s.name),
+            Decision::Improve { previous, .. } => format!("improve {previous}"),
+            Decision::Reject(r) => format!("reject {}: {}", r.name, r.reason),
+        })
+        .collect()
+}
+
+// ---- prompt ----
+
+#[test]
+fn prompt_shows_turns_scores_related_and_names() {
+    let lib = bank();
+    let turns = [
+        TurnDigest {
+            user: "my CI test fails one run in five".into(),
+            assistant: "Let me rerun it with a loop.".into(),
+            tool_errors: vec!["exit status 101".into()],
+            score: Some(0.2),
+        },
+        TurnDigest {
+            user: "thanks, seeding the RNG fixed it".into(),
+            assistant: "Great.".into(),
+            tool_errors: vec![],
+            score: None,
+        },
+    ];
+    let related = vec![lib.get("flaky-test-triage").unwrap()];
+    let input = EvolverInput {
+        turns: &turns,
+        related,
+        existing_names: lib.skills.iter().map(|s| s.name.as_str()).collect(),
+        max_new: 2,
+    };
+    let (system, user) = build_prompt(&input);
+    assert!(system.contains("empty list") && system.contains("improves"));
+    assert!(system.contains(&CATEGORIES.join(", ")));
+    assert!(user.contains("my CI test fails one run in five"));
+    assert!(user.contains("### Turn 1 (judge score 0.20)") && user.contains("exit status 101"));
+    assert!(user.contains("### Turn 2\n"));
+    assert!(user.contains("### flaky-test-triage (debugging, built-in)"));
+    assert!(user.contains("Quantify: run the single test in a loop"));
+    assert!(user.contains("debug-systematically") && user.contains("at most 2 skill(s)"));
+}
+
+#[test]
+fn prompt_is_bounded_with_huge_multibyte_input() {
+    let big = "日本語のテキスト🚀 é ".repeat(2_000);
+    let turns: Vec<TurnDigest> = (0..40)
+        .map(|i| TurnDigest {
+            user: format!("turn-{i} {big}"),
+            assistant: big.clone(),
+            tool_errors: vec![big.clone(); 10],
+            score: Some(f32::NAN),
+        })
+        .collect();
+    let mut skill = evolved("huge", KETTLE);
+    skill.body = format!("{big}\n").repeat(100);
+    let related = vec![&skill; 20];
+    let names: Vec<String> = (0..5_000).map(|i| format!("name-{i}")).collect();
+    let input = EvolverInput {
+        turns: &turns,
+        related,
+        existing_names: names.iter().map(String::as_str).collect(),
+        max_new: 3,
+    };
+    let (system, user) = build_prompt(&input);
+    let chars = system.chars().count() + user.chars().count();
+    assert!(chars < 90_000, "{chars}");
+    assert!(user.contains(&format!("({} earlier turns omitted)", 40 - MAX_TURNS)));
+    assert!(!user.contains("turn-27 ") && user.contains("turn-28 ") && user.contains("turn-39 "));
+    assert!(user.contains("chars omitted") && user.contains("and 4801 more"));
+    assert!(!user.contains("NaN"));
+}
+
+// ---- schema ----
+
+#[test]
+fn schema_requires_every_field() {
+    let s = response_schema();
+    let item = &s["properties"]["skills"]["items"];
+    let required: Vec<&str> = item["required"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        required,
+        [
+            "name",
+            "description",
+            "category",
+            "tags",
+            "body",
+            "improves"
+        ]
+    );
+    assert_eq!(
+        item["properties"]["category"]["enum"]
+            .as_array()
+            .unwrap()
+            .len(),
+        CATEGORIES.len()
+    );
+    assert_eq!(s["required"][0], "skills");
+    let f = response_format();
+    assert_eq!(f["type"], "json_schema");
+    assert_eq!(f["json_schema"]["schema"], s);
+    // Round-trips as JSON text.
+    let text = serde_json::to_string(&f).unwrap();
+    assert_eq!(serde_json::from_str::<serde_json::Value>(&text).unwrap(), f);
+}
+
+// ---- parsing ----
+
+const ONE: &str = r#"{"name": "a-skill", "description": "d", "category": "coding", "tags": ["x"], "body": "b", "improves": null}"#;
+
+#[test]
+fn parses_object_array_and_empty_answers() {
+    let p = parse_proposals(&format!(r#"{{"skills": [{ONE}]}}"#)).unwrap();
+    assert_eq!(p.proposals.len(), 1);
+    assert_eq!(p.proposals[0].name, "a-skill");
+    assert_eq!(p.proposals[0].improves, None);
+    let p = parse_proposals(&format!("[{ONE}, {ONE}]")).unwrap();
+    assert_eq!(p.proposals.len(), 2);
+    assert_eq!(parse_proposals("").unwrap().proposals, []);
+    assert_eq!(parse_proposals("  \n").unwrap().proposals, []);
+    let p = parse_proposals(r#"{"skills": []}"#).unwrap();
+    assert!(p.proposals.is_empty() && p.rejected.is_empty());
+}
+
+#[test]
+fn fenced_answer_with_prose_and_inner_fences() {
+    let p = parse_proposals(&fixture("fenced-answer.txt")).unwrap();
+    assert!(p.rejected.is_empty(), "{:?}", p.rejected);
+    let s = &p.proposals[0];
+    assert_eq!(s.name, "pin-python-deps");
+    // `content` is read as the body, and its code fence survives intact.
+    assert!(
+        s.body
+            .contains("\n```bash\npip freeze > requirements.lock\n```\n"),
+        "{}",
+        s.body
+    );
+}
+
+#[test]
+fn prose_with_brackets_before_the_json() {
+    let t = format!("Note [1]: see {{braces}} and [a, b].\n[{ONE}]\nDone [2].");
+    let p = parse_proposals(&t).unwrap();
+    assert_eq!(p.proposals.len(), 1);
+}
+
+#[test]
+fn bad_item_does_not_drop_the_batch() {
+    let t = format!(r#"{{"skills": [{ONE}, "oops", {{"name": "x", "body": "b"}}, {ONE}]}}"#);
+    let p = parse_proposals(&t).unwrap();
+    assert_eq!(p.proposals.len(), 2);
+    assert_eq!(
+        p.rejected,
+        [
+            Rejection::new("#2", "item is not a JSON object"),
+            Rejection::new("x", "missing \"description\""),
+        ]
+    );
+}
+
+#[test]
+fn garbage_is_an_error() {
+    for t in [
+        "I could not find any lesson.",
+        "{\"skills\": [",
+        "[1, 2, 3]",
+    ] {
+        let e = parse_proposals(t).unwrap_err();
+        assert!(e.to_string().starts_with("no {\"skills\": [...]}"), "{e}");
+    }
+}
+
+// ---- decide ----
+
+#[test]
+fn valid_proposal_is_added_with_provenance() {
+    let lib = bank();
+    let d = decide(
+        vec![fixture_proposal("distinct-debugging.json")],
+        &lib,
+        &origin(),
+        3,
+    );
+    let [Decision::Add(s)] = d.as_slice() else {
+        panic!("{:?}", reasons(&d))
+    };
+    assert_eq!(s.name, "rust-borrow-checker-errors");
+    assert_eq!(
+        (s.source, s.always, s.disabled),
+        (Source::Evolved, false, false)
+    );
+    let p = s.provenance.as_ref().unwrap();
+    assert_eq!(p.sessions, ["s-1"]);
+    assert_eq!(p.created_at.as_deref(), Some("2026-12-02T10:00:00Z"));
+    assert_eq!(
+        (p.model.as_deref(), p.improves.as_deref()),
+        (Some("gpt-test"), None)
+    );
+}
+
+#[test]
+fn hostile_names_are_rejected_not_renamed() {
+    let lib = Library::default();
+    let x100 = "x".repeat(100);
+    let names = ["../../x", "A/B", "..", "", ".hidden", "con", x100.as_str()];
+    let props = names.iter().map(|n| prop(n, KETTLE)).collect();
+    let d = decide(props, &lib, &origin(), 10);
+    assert_eq!(d.len(), names.len());
+    for (d, n) in d.iter().zip(names) {
+        let Decision::Reject(r) = d else {
+            panic!("{n:?} accepted")
+        };
+        assert!(r.reason.contains("name"), "{n:?}: {}", r.reason);
+    }
+}
+
+#[test]
+fn duplicate_names_in_batch_and_the_limit() {
+    let lib = Library::default();
+    let props = vec![
+        prop("Tea-Brewing", KETTLE),
+        prop("tea-brewing", BIKE),
+        prop("bike-care", BIKE),
+        prop("tomatoes", GARDEN),
+    ];
+    let d = decide(props, &lib, &origin(), 2);
+    assert_eq!(
+        reasons(&d),
+        [
+            "add tea-brewing",
+            "reject tea-brewing: name \"tea-brewing\" is proposed twice in this batch",
+            "add bike-care",
+            "reject tomatoes: over the limit of 2 per evolution",
+        ]
+    );
+}
+
+#[test]
+fn existing_names_builtin_rejected_evolved_improved() {
+    let lib = bank();
+    let mut p = fixture_proposal("distinct-coding.json");
+    p.name = "debug-systematically".into();
+    let d = decide(vec![p], &lib, &origin(), 3);
+    assert_eq!(
+        reasons(&d),
+        [
+            "reject debug-systematically: would overwrite the built-in skill \"debug-systematically\""
+        ]
+    );
+
+    let lib = library_of(vec![
+        evolved("tea-brewing", KETTLE),
+        evolved("bike-care", BIKE),
+    ]);
+    let mut again = prop("tea-brewing", GARDEN);
+    again.description = "Use for brewing tea in a kettle, rewritten with better steps.".into();
+    let by_hint = Proposal {
+        improves: Some("bike-care".into()),
+        ..prop(
+            "better-bike-care",
+            "chain wax cleaning degreaser rag hanging stand weekly schedule rinse",
+        )
+    };
+    let d = decide(vec![again, by_hint], &lib, &origin(), 3);
+    assert_eq!(reasons(&d), ["improve tea-brewing", "improve bike-care"]);
+    let Decision::Improve { skill, .. } = &d[1] else {
+        panic!()
+    };
+    assert_eq!(skill.name, "bike-care");
+    assert_eq!(
+        skill.provenance.as_ref().unwrap().improves.as_deref(),
+        Some("bike-care")
+    );
+}
+
+#[test]
+fn improves_pointing_at_a_builtin_is_a_new_skill() {
+    let lib = bank();
+    let p = Proposal {
+        improves: Some("debug-systematically".into()),
+        ..fixture_proposal("distinct-debugging.json")
+    };
+    let d = decide(vec![p], &lib, &origin(), 3);
+    assert_eq!(reasons(&d), ["add rust-borrow-checker-errors"]);
+}
+
+#[test]
+fn near_duplicates_of_builtins_are_caught() {
+    let lib = bank();
+    let props = vec![
+        fixture_proposal("paraphrase-debug.json"),
+        fixture_proposal("paraphrase-flaky.json"),
+        fixture_proposal("distinct-coding.json"),
+        fixture_proposal("distinct-debugging.json"),
+    ];
+    let d = decide(props, &lib, &origin(), 5);
+    let r = reasons(&d);
+    assert!(
+        r[0].contains("near duplicate of the built-in skill \"debug-systematically\""),
+        "{r:?}"
+    );
+    assert!(r[1].contains("\"flaky-test-triage\""), "{r:?}");
+    assert!(r[2].contains("\"shell-scripting-safely\""), "{r:?}");
+    assert_eq!(r[3], "add rust-borrow-checker-errors");
+}
+
+#[test]
+fn distinct_builtins_are_not_near_duplicates_of_each_other() {
+    // Every pair in the bank stands for "two genuinely different skills".
+    let lib = bank();
+    let fps: Vec<Fingerprint> = lib
+        .skills
+        .iter()
+        .map(|s| Fingerprint::new(&s.name, &s.description, &s.body))
+        .collect();
+    let corpus = Corpus::new(&fps);
+    let mut worst = (0.0f32, String::new());
+    for i in 0..fps.len() {
+        for j in i + 1..fps.len() {
+            let sim = corpus.similarity(&fps[i], &fps[j]);
+            let pair = format!("{} / {}", lib.skills[i].name, lib.skills[j].name);
+            assert!(!sim.is_near_duplicate(), "{pair}: {sim:?}");
+            if sim.mean() > worst.0 {
+                worst = (sim.mean(), pair);
+            }
+        }
+    }
+    // Margin below the 0.18 threshold.
+    assert!(worst.0 < 0.15, "{worst:?}");
+}
+
+#[test]
+fn near_duplicate_of_evolved_improves_it_and_batch_dups_are_rejected() {
+    let lib = library_of(vec![evolved("tea-brewing", KETTLE)]);
+    let props = vec![
+        prop("brewing-tea-well", KETTLE),
+        prop("bike-care", BIKE),
+        prop("cycle-maintenance", BIKE),
+    ];
+    let d = decide(props, &lib, &origin(), 5);
+    let r = reasons(&d);
+    assert_eq!(r[..2], ["improve tea-brewing", "add bike-care"]);
+    assert!(
+        r[2].contains("near duplicate of \"bike-care\" proposed earlier"),
+        "{r:?}"
+    );
+}
+
+#[test]
+fn disabled_evolved_skill_is_not_revived() {
+    let mut off = evolved("tea-brewing", KETTLE);
+    off.disabled = true;
+    let lib = library_of(vec![off]);
+    let d = decide(
+        vec![prop("tea-brewing", GARDEN), prop("tea-again", KETTLE)],
+        &lib,
+        &origin(),
+        5,
+    );
+    let r = reasons(&d);
+    assert!(r[0].contains("which the user disabled"), "{r:?}");
+    assert!(
+        r[1].contains("near duplicate of the disabled skill"),
+        "{r:?}"
+    );
+}
+
+#[test]
+fn unknown_category_becomes_general() {
+    let props = vec![
+        Proposal {
+            category: "Cooking".into(),
+            ..prop("tea-brewing", KETTLE)
+        },
+        Proposal {
+            category: " Data Analysis".into(),
+            ..prop("bike-care", BIKE)
+        },
+    ];
+    let d = decide(props, &Library::default(), &origin(), 5);
+    let cats: Vec<&str> = d
+        .iter()
+        .map(|d| match d {
+            Decision::Add(s) => s.category.as_str(),
+            _ => panic!("{d:?}"),
+        })
+        .collect();
+    assert_eq!(cats, ["general", "data_analysis"]);
+}
+
+#[test]
+fn field_rules() {
+    let leak = Proposal {
+        body: format!(
+            "{}\n<metaclaw-context>\nskills\n</metaclaw-context>",
+            prop("a", KETTLE).body
+        ),
+        ..prop("leaky", KETTLE)
+    };
+    let short = Proposal {
+        description: "Use it.".into(),
+        ..prop("short-desc", BIKE)
+    };
+    let multi = Proposal {
+        description: "Use when the\nchain\r\n  squeaks loudly.".into(),
+        tags: vec!["Chain".into(), "bad/tag".into()],
+        ..prop("multi-line", BIKE)
+    };
+    let d = decide(vec![leak, short, multi], &Library::default(), &origin(), 5);
+    let r = reasons(&d);
+    assert!(r[0].contains("leaking back"), "{r:?}");
+    assert!(r[1].contains("description has 7 characters"), "{r:?}");
+    let Decision::Add(s) = &d[2] else {
+        panic!("{r:?}")
+    };
+    assert_eq!(s.description, "Use when the chain squeaks loudly.");
+    assert_eq!(s.tags, ["chain"]);
+}
+
+// ---- apply ----
+
+#[test]
+fn apply_writes_skills_the_library_reads_back() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("skills");
+    write_skill_atomically(&dir, &evolved("tea-brewing", KETTLE)).unwrap();
+    let lib = Library::load(std::slice::from_ref(&dir));
+    let props = vec![
+        prop("tea-brewing", GARDEN),
+        prop("bike-care", BIKE),
+        prop("../x", BIKE),
+    ];
+    let decisions = decide(props, &lib, &origin(), 5);
+    let applied = apply(&dir, &decisions);
+    assert_eq!(applied.added, ["bike-care"]);
+    assert_eq!(applied.improved, ["tea-brewing"]);
+    assert_eq!(applied.rejected.len(), 1);
+    assert_eq!(applied.rejected[0].name, "../x");
+
+    let back = Library::load(std::slice::from_ref(&dir));
+    assert!(back.errors.is_empty(), "{:?}", back.errors);
+    let bike = back.get("bike-care").unwrap();
+    assert_eq!(bike.source, Source::Evolved);
+    assert_eq!(bike.provenance.as_ref().unwrap().sessions, ["s-1"]);
+    let tea = back.get("tea-brewing").unwrap();
+    assert!(tea.body.contains("tomato"));
+    assert_eq!(
+        tea.provenance.as_ref().unwrap().improves.as_deref(),
+        Some("tea-brewing")
+    );
+    assert_eq!(entries(root.path()), ["skills"]);
+    assert_eq!(entries(&dir), ["bike-care", "tea-brewing"]);
+}
+
+#[test]
+fn apply_refuses_unsafe_targets_and_keeps_going() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("skills");
+    // A user skill appeared after the library was read.
+    let mut user = evolved("bike-care", BIKE);
+    user.source = Source::User;
+    write_skill_atomically(&dir, &user).unwrap();
+    let mut hostile = evolved("ok", KETTLE);
+    hostile.name = "../escape".into();
+    let decisions = [
+        Decision::Add(hostile),
+        Decision::Add(evolved("bike-care", GARDEN)),
+        Decision::Improve {
+            previous: "bike-care".into(),
+            skill: evolved("bike-care", GARDEN),
+        },
+        Decision::Add(evolved("tea-brewing", KETTLE)),
+    ];
+    let applied = apply(&dir, &decisions);
+    assert_eq!(applied.added, ["tea-brewing"]);
+    let why: Vec<&str> = applied.rejected.iter().map(|r| r.reason.as_str()).collect();
+    assert!(why[0].starts_with("refused to write outside"), "{why:?}");
+    assert!(
+        why[1].contains("appeared since the library was read"),
+        "{why:?}"
+    );
+    assert!(why[2].contains("is not an evolved skill"), "{why:?}");
+    assert_eq!(entries(root.path()), ["skills"]);
+    let lib = Library::load(&[dir]);
+    assert_eq!(lib.get("bike-care").unwrap().source, Source::User);
+}
+
+#[cfg(unix)]
+#[test]
+fn apply_refuses_a_symlinked_skill_folder() {
+    let root = tempfile::tempdir().unwrap();
+    let (dir, outside) = (root.path().join("skills"), root.path().join("outside"));
+    fs::create_dir_all(&dir).unwrap();
+    fs::create_dir_all(&outside).unwrap();
+    std::os::unix::fs::symlink(&outside, dir.join("tea-brewing")).unwrap();
+    let applied = apply(&dir, &[Decision::Add(evolved("tea-brewing", KETTLE))]);
+    assert!(applied.added.is_empty());
+    assert!(
+        applied.rejected[0].reason.contains("symlink"),
+        "{:?}",
+        applied.rejected
+    );
+    assert!(entries(&outside).is_empty());
+}
+
+fn entries(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
