@@ -3,108 +3,13 @@
 
 #![allow(clippy::unwrap_used, clippy::panic)] // test helpers outside #[test] fns
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
+
 use std::time::Duration;
 
+use common::daemon::{Home, PROXY_KEY, free_port, run_with_stdin, stdout, wait_healthy};
 use metaclaw_e2e::fake_upstream::{FakeOptions, FakeUpstream};
 use serde_json::{Value, json};
-
-const PROXY_KEY: &str = "mc-cli-test-proxy-key";
-
-fn bin() -> PathBuf {
-    let p = std::env::var_os("METACLAW_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/debug/metaclaw"));
-    assert!(
-        p.exists(),
-        "build the binary first: cargo build -p metaclaw ({})",
-        p.display()
-    );
-    p
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-struct Home {
-    dir: tempfile::TempDir,
-}
-
-impl Home {
-    fn new(config: &str) -> Home {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("config.yaml"), config).unwrap();
-        Home { dir }
-    }
-
-    /// `metaclaw ARGS` in this home, with the proxy key from the environment and secrets in
-    /// `backend` (`file` or `keychain`).
-    fn cmd(&self, backend: &str, args: &[&str]) -> Command {
-        let mut c = Command::new(bin());
-        c.args(args)
-            .env("METACLAW_HOME", self.dir.path())
-            .env("METACLAW_SECRET_BACKEND", backend)
-            .env("METACLAW_PROXY_API_KEY", PROXY_KEY)
-            .env_remove("METACLAW_LLM_API_KEY");
-        c
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        self.cmd("file", args).output().unwrap()
-    }
-
-    fn run_with_stdin(&self, args: &[&str], input: &str) -> Output {
-        run_with_stdin(self.cmd("file", args), input)
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-}
-
-impl Drop for Home {
-    fn drop(&mut self) {
-        // Never leave a daemon behind, whatever the test did.
-        let _ = self.run(&["stop"]);
-    }
-}
-
-/// Runs `c` with `input` on its stdin (closed afterwards) and collects its output.
-fn run_with_stdin(mut c: Command, input: &str) -> Output {
-    use std::io::Write;
-    let mut child = c
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
-}
-
-/// Readiness poll, bounded: the child process offers nothing else to wait on.
-async fn wait_healthy(client: &reqwest::Client, base: &str, what: &str) {
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while client.get(format!("{base}/healthz")).send().await.is_err() {
-        assert!(std::time::Instant::now() < deadline, "{what}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
 
 #[test]
 fn not_running_is_exit_3() {

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use common::{Collect, PROXY_KEY, UPSTREAM_KEY, upstream};
 use metaclaw_e2e::fake_upstream::{FakeOptions, FakeUpstream};
-use metaclaw_proxy::seams::{BoxFuture, Injector, Protocol, TurnContext};
+use metaclaw_proxy::seams::{BoxFuture, Injection, Injector, Protocol, TurnContext};
 use metaclaw_proxy::{AppState, Placement, ProxyConfig, SharedState};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -16,10 +16,19 @@ use tokio_util::sync::CancellationToken;
 #[derive(Default)]
 struct Spy(Mutex<Vec<String>>);
 
+/// Records each query and answers a different block every time, so a test can tell a
+/// remembered block from a freshly computed one.
 impl Injector for Spy {
-    fn context_block<'a>(&'a self, turn: &'a TurnContext) -> BoxFuture<'a, Option<String>> {
-        self.0.lock().unwrap().push(turn.query.clone());
-        Box::pin(async { Some("## Skills\nAlways run the tests.".to_string()) })
+    fn context_block<'a>(&'a self, turn: &'a TurnContext) -> BoxFuture<'a, Option<Injection>> {
+        let mut queries = self.0.lock().unwrap();
+        queries.push(turn.query.clone());
+        let n = queries.len();
+        Box::pin(async move {
+            Some(Injection {
+                block: format!("## Skills\nAlways run the tests. (block {n})"),
+                skills: vec![format!("skill-{n}")],
+            })
+        })
     }
 }
 
@@ -119,5 +128,138 @@ async fn side_turns_pass_untouched_and_system_placement_works_for_anthropic() {
     assert!(system.starts_with("Base\n\n<metaclaw-context>"), "{system}");
     let last: &Value = &fake.requests()[1].body["messages"][0];
     assert_eq!(last["content"], "q");
+    cancel.cancel();
+}
+
+/// Sends `body` as a main turn of session `s1` on the client protocol's route.
+async fn send(base: &str, protocol: Protocol, body: &Value) {
+    let client = reqwest::Client::new();
+    let req = match protocol {
+        Protocol::Openai => client
+            .post(format!("{base}/v1/chat/completions"))
+            .bearer_auth(PROXY_KEY),
+        Protocol::Anthropic => client
+            .post(format!("{base}/v1/messages"))
+            .header("x-api-key", PROXY_KEY),
+    };
+    let r = req
+        .header("x-session-id", "s1")
+        .json(body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+}
+
+/// The bytes of a forwarded request up to the end of its last message.
+fn through_last_message(raw: &str, body: &Value) -> String {
+    let last = serde_json::to_string(body["messages"].as_array().unwrap().last().unwrap()).unwrap();
+    let end = raw.find(&last).unwrap() + last.len();
+    raw[..end].to_string()
+}
+
+/// Three turns of one conversation: a new question, then a tool round on it. Each request
+/// must start with every byte the previous one sent through its last message, so the
+/// provider's prompt cache covers the whole earlier conversation.
+async fn three_turns_keep_the_prefix(protocol: Protocol) {
+    let (fake, spy, base, cancel) = start(protocol, Placement::User).await;
+    let (turns, tool_call, tool_result) = match protocol {
+        Protocol::Openai => (
+            json!([{"role":"system","content":"You are helpful."},{"role":"user","content":"how do I test this?"}]),
+            json!({"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"run","arguments":"{}"}}]}),
+            json!({"role":"tool","tool_call_id":"call_1","content":"ok"}),
+        ),
+        Protocol::Anthropic => (
+            json!([{"role":"user","content":"how do I test this?"}]),
+            json!({"role":"assistant","content":[{"type":"tool_use","id":"tu_1","name":"run","input":{}}]}),
+            json!({"role":"user","content":[{"type":"tool_result","tool_use_id":"tu_1","content":"ok"}]}),
+        ),
+    };
+    let mut messages = turns.as_array().unwrap().clone();
+    let body = |messages: &Vec<Value>| {
+        let mut b =
+            json!({"model":"m","max_tokens":50,"messages":messages,"tools":[{"name":"run"}]});
+        if protocol == Protocol::Openai {
+            b["tools"] = json!([{"type":"function","function":{"name":"run","parameters":{"type":"object"}}}]);
+        } else {
+            b["tools"] = json!([{"name":"run","input_schema":{"type":"object"}}]);
+            b["system"] = json!("You are helpful.");
+        }
+        b
+    };
+    send(&base, protocol, &body(&messages)).await;
+    messages.push(json!({"role":"assistant","content":"Run the suite."}));
+    messages.push(json!({"role":"user","content":"and how do I debug a failure?"}));
+    send(&base, protocol, &body(&messages)).await;
+    messages.push(tool_call);
+    messages.push(tool_result);
+    send(&base, protocol, &body(&messages)).await;
+
+    let fwd = fake.requests();
+    assert_eq!(fwd.len(), 3);
+    for pair in fwd.windows(2) {
+        let before = through_last_message(&pair[0].raw, &pair[0].body);
+        assert!(
+            pair[1].raw.starts_with(&before),
+            "prefix changed:\n{before}\n---\n{}",
+            pair[1].raw
+        );
+    }
+    assert_eq!(
+        spy.0.lock().unwrap().clone(),
+        vec!["how do I test this?", "and how do I debug a failure?"],
+        "a resent message reuses its block instead of retrieving again"
+    );
+    let first = fwd[0].raw.matches("(block 1)").count();
+    let third = &fwd[2].raw;
+    assert_eq!((first, third.matches("(block 1)").count()), (1, 1));
+    assert_eq!(third.matches("(block 2)").count(), 1);
+    cancel.cancel();
+}
+
+#[tokio::test]
+async fn openai_prefix_is_byte_identical_across_three_turns() {
+    three_turns_keep_the_prefix(Protocol::Openai).await;
+}
+
+#[tokio::test]
+async fn anthropic_prefix_is_byte_identical_across_three_turns() {
+    three_turns_keep_the_prefix(Protocol::Anthropic).await;
+}
+
+#[tokio::test]
+async fn system_placement_pins_the_first_block_for_the_session() {
+    let (fake, spy, base, cancel) = start(Protocol::Openai, Placement::System).await;
+    let mut messages = vec![json!({"role":"user","content":"how do I test this?"})];
+    for next in ["and lint it?", "and ship it?"] {
+        send(
+            &base,
+            Protocol::Openai,
+            &json!({"model":"m","messages":messages}),
+        )
+        .await;
+        messages.push(json!({"role":"assistant","content":"ok"}));
+        messages.push(json!({"role":"user","content":next}));
+    }
+    send(
+        &base,
+        Protocol::Openai,
+        &json!({"model":"m","messages":messages}),
+    )
+    .await;
+    let systems: Vec<Value> = fake
+        .requests()
+        .iter()
+        .map(|r| r.body["messages"][0].clone())
+        .collect();
+    assert_eq!(systems.len(), 3);
+    assert!(systems.iter().all(|s| s == &systems[0]), "{systems:?}");
+    assert!(
+        systems[0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("(block 1)")
+    );
+    assert_eq!(spy.0.lock().unwrap().len(), 1);
     cancel.cancel();
 }

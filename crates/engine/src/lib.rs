@@ -3,10 +3,12 @@
 
 pub mod admin;
 pub mod config;
+pub mod context;
 pub mod logging;
 pub mod paths;
 pub mod recorder;
 pub mod run;
 pub mod runfiles;
 pub mod secrets;
+pub mod skills;
 pub mod wiring;

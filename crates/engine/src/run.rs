@@ -4,19 +4,21 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Instant;
 
-use metaclaw_proxy::seams::{NoInjection, TurnSink};
+use metaclaw_proxy::seams::TurnSink;
 use metaclaw_proxy::{AppState, SharedState};
 
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::admin::{self, AdminState, UpstreamStatus};
+use crate::admin::{self, AdminState, SkillsAdmin, UpstreamStatus};
 use crate::config::{Config, ConfigError, Overrides};
+use crate::context::{ContextInjector, SqliteSticky};
 use crate::paths::{Paths, PathsError};
 use crate::recorder::{self, RecorderWorker};
 use crate::runfiles::{self, InstanceLock, RunError, RunInfo};
 use crate::secrets::{SecretError, SecretStore, ensure_proxy_key};
+use crate::skills::SkillsRuntime;
 use crate::wiring::{self, LLM_KEY, WiringError};
 
 /// Turns waiting for the recorder; beyond this, turns are dropped (counted) rather than
@@ -55,6 +57,7 @@ pub struct Engine {
     shutdown: CancellationToken,
     server: JoinHandle<std::io::Result<()>>,
     recorder: RecorderWorker,
+    skills: Option<SkillsRuntime>,
     paths: Paths,
     _lock: InstanceLock,
 }
@@ -94,14 +97,26 @@ impl Engine {
         let (recorder, worker) = recorder::start(&paths.db, RECORDER_CAPACITY)
             .map_err(|e| EngineError::Recorder(e.to_string()))?;
         let sink: Arc<dyn TurnSink> = Arc::new(recorder.clone());
+        let skills = if config.skills.enabled {
+            let retrieval = retrieval_config(&config);
+            Some(SkillsRuntime::start(config.skills_dir(&paths), paths.db.clone(), retrieval).await)
+        } else {
+            None
+        };
+        let injector = ContextInjector::new(
+            skills.as_ref().map(|s| s.current.clone()),
+            config.injection.token_budget as usize,
+        );
+        let sticky = SqliteSticky::new(paths.db.clone(), recorder.clone());
         let state: SharedState = Arc::new(
             AppState::new(
                 proxy_config,
-                Arc::new(NoInjection),
+                Arc::new(injector),
                 sink,
                 config.memory.scope.clone(),
             )
-            .map_err(|e| EngineError::Bind(format!("cannot build the HTTP client: {e}")))?,
+            .map_err(|e| EngineError::Bind(format!("cannot build the HTTP client: {e}")))?
+            .with_sticky_store(Arc::new(sticky)),
         );
         metaclaw_proxy::check_bind(&state).map_err(EngineError::Bind)?;
         let bind = state.config.bind;
@@ -134,6 +149,10 @@ impl Engine {
             log_dir: paths.logs.clone(),
             recorder,
             shutdown: shutdown.clone(),
+            skills: skills.as_ref().map(|s| SkillsAdmin {
+                current: s.current.clone(),
+                dir: s.dir.clone(),
+            }),
         });
         let app = metaclaw_proxy::router(state.clone()).merge(admin::router(admin_state));
         let app = metaclaw_proxy::guard(app, state.clone());
@@ -149,6 +168,7 @@ impl Engine {
             shutdown,
             server,
             recorder: worker,
+            skills,
             paths,
             _lock: lock,
         })
@@ -170,6 +190,7 @@ impl Engine {
     /// Waits until shutdown, then drains the recorder and removes the run files.
     pub async fn wait(self) -> Result<(), EngineError> {
         let served = self.server.await;
+        drop(self.skills);
         // The server ended every open session; those events are queued before this drain.
         let worker = self.recorder;
         let drained = tokio::task::spawn_blocking(move || worker.shutdown())
@@ -200,6 +221,15 @@ async fn install_skills(dir: std::path::PathBuf) {
         ),
         Ok(Err(e)) => tracing::warn!(error = %e, "could not install the built-in skills"),
         Err(e) => tracing::warn!(error = %e, "could not install the built-in skills"),
+    }
+}
+
+/// `skills.top_k` / `task_specific_top_k` over the measured thresholds.
+fn retrieval_config(config: &Config) -> metaclaw_skills::retrieval::RetrievalConfig {
+    metaclaw_skills::retrieval::RetrievalConfig {
+        top_k: config.skills.top_k as usize,
+        task_specific_top_k: config.skills.task_specific_top_k as usize,
+        ..Default::default()
     }
 }
 

@@ -58,19 +58,60 @@ pub struct TurnContext {
 /// A boxed future, so the traits stay object-safe without extra crates.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// Produces the context block (skills + memories) injected into a main turn.
-pub trait Injector: Send + Sync {
-    /// Returns the text of the block, or `None` when nothing fits this turn.
-    fn context_block<'a>(&'a self, turn: &'a TurnContext) -> BoxFuture<'a, Option<String>>;
+/// What one turn gets injected: the block's text and the skills it carries.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Injection {
+    /// The block, without delimiters; empty when nothing fitted this turn.
+    pub block: String,
+    /// Names of the skills in the block, for the turn's record.
+    #[serde(default)]
+    pub skills: Vec<String>,
 }
 
-/// The injector used until skills and memory are wired in: injects nothing.
+impl Injection {
+    pub fn is_empty(&self) -> bool {
+        self.block.trim().is_empty()
+    }
+}
+
+/// Produces the context block (skills + memories) injected into a main turn.
+pub trait Injector: Send + Sync {
+    /// The block for this turn, or `None` when nothing fits.
+    fn context_block<'a>(&'a self, turn: &'a TurnContext) -> BoxFuture<'a, Option<Injection>>;
+
+    /// The skill library's generation now, recorded with every turn.
+    fn generation(&self) -> u64 {
+        0
+    }
+}
+
+/// The injector used when skills and memory are off: injects nothing.
 pub struct NoInjection;
 
 impl Injector for NoInjection {
-    fn context_block<'a>(&'a self, _turn: &'a TurnContext) -> BoxFuture<'a, Option<String>> {
+    fn context_block<'a>(&'a self, _turn: &'a TurnContext) -> BoxFuture<'a, Option<Injection>> {
         Box::pin(async { None })
     }
+}
+
+/// Where injected blocks are remembered across restarts, so a resent message gets its block
+/// back byte for byte (SPEC §2: prompt-cache stickiness).
+pub trait StickyStore: Send + Sync {
+    /// Every block remembered for a session, as (message key, injection). Called at most once
+    /// per session while it stays open.
+    fn load<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Vec<(String, Injection)>>;
+    /// Remembers a new block. Must not block: implementations queue and return.
+    fn save(&self, session_id: &str, key: &str, injection: &Injection);
+}
+
+/// Remembers blocks only while the process runs.
+pub struct ForgetOnRestart;
+
+impl StickyStore for ForgetOnRestart {
+    fn load<'a>(&'a self, _session_id: &'a str) -> BoxFuture<'a, Vec<(String, Injection)>> {
+        Box::pin(async { Vec::new() })
+    }
+    fn save(&self, _session_id: &str, _key: &str, _injection: &Injection) {}
 }
 
 /// The reply as the client saw it, captured without parsing on the hot path.
@@ -110,6 +151,10 @@ pub struct TurnRecord {
     /// Time from request arrival to the last byte.
     pub total_ms: f64,
     pub started_at: SystemTime,
+    /// The skill library's generation when the turn was served.
+    pub skill_generation: u64,
+    /// Skills in the block this turn carried (newest user message or system prompt).
+    pub injected_skills: Vec<String>,
 }
 
 /// Why a session ended.

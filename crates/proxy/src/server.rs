@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 use crate::auth;
 use crate::error::{ApiError, ErrorKind};
 use crate::routes::{count_tokens, info, turn};
-use crate::seams::{EndReason, Protocol};
+use crate::seams::{EndReason, Protocol, SessionEvent};
 use crate::state::SharedState;
 
 /// The agent API. The engine merges its admin routes into this router before serving.
@@ -72,6 +72,7 @@ pub async fn serve(
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
     let sweeper = tokio::spawn(Arc::clone(&state.sessions).run_sweeper(shutdown.clone()));
+    let forgetter = tokio::spawn(forget_ended_sessions(state.clone(), shutdown.clone()));
     // SSE frames are small writes; without TCP_NODELAY each waits ~40 ms for a delayed ACK.
     let listener = listener.tap_io(|tcp| {
         if let Err(e) = tcp.set_nodelay(true) {
@@ -83,6 +84,24 @@ pub async fn serve(
         .await;
     shutdown.cancel();
     let _ = sweeper.await;
+    let _ = forgetter.await;
     state.sessions.end_all(EndReason::Shutdown);
     result
+}
+
+/// Ended sessions' remembered blocks leave memory (the store keeps them for a resumed
+/// conversation), so memory does not grow with every conversation ever served.
+async fn forget_ended_sessions(state: SharedState, shutdown: CancellationToken) {
+    let mut events = state.sessions.subscribe();
+    loop {
+        tokio::select! {
+            () = shutdown.cancelled() => return,
+            event = events.recv() => match event {
+                Ok(SessionEvent::Ended { session_id, .. }) => state.sticky.forget(&session_id),
+                Ok(SessionEvent::Started { .. }) => {}
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+            },
+        }
+    }
 }

@@ -4,7 +4,8 @@ use std::sync::Arc;
 
 use crate::config::ProxyConfig;
 use crate::metrics::Metrics;
-use crate::seams::{Injector, TurnSink};
+use crate::pipeline::sticky::Sticky;
+use crate::seams::{ForgetOnRestart, Injector, StickyStore, TurnSink};
 use crate::session::Sessions;
 use crate::stats::Stats;
 
@@ -12,11 +13,21 @@ pub struct AppState {
     pub config: ProxyConfig,
     pub http: reqwest::Client,
     pub injector: Arc<dyn Injector>,
+    /// Blocks already given to each session's messages (prompt-cache stickiness).
+    pub sticky: Sticky,
     pub sink: Arc<dyn TurnSink>,
     pub sessions: Arc<Sessions>,
     pub metrics: Metrics,
     pub stats: Stats,
     pub default_scope: String,
+}
+
+impl AppState {
+    /// Remembers injected blocks in `store`, so they survive a restart.
+    pub fn with_sticky_store(mut self, store: Arc<dyn StickyStore>) -> Self {
+        self.sticky = Sticky::new(store);
+        self
+    }
 }
 
 pub type SharedState = Arc<AppState>;
@@ -39,6 +50,7 @@ impl AppState {
             config,
             http,
             injector,
+            sticky: Sticky::new(Arc::new(ForgetOnRestart)),
             sink,
             sessions,
             metrics: Metrics::new(),

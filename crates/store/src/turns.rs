@@ -32,6 +32,8 @@ pub struct NewTurn {
     pub ttft_ms: Option<f64>,
     pub total_ms: f64,
     pub created_at_ms: i64,
+    /// The skill library's generation when the turn was served.
+    pub skill_generation: u64,
     /// Names of the skills injected into this turn's request; stored as NULL when empty.
     pub injected_skills: Vec<String>,
 }
@@ -110,10 +112,10 @@ fn insert_one(tx: &Transaction<'_>, t: &NewTurn) -> Result<TurnId, StoreError> {
         "INSERT INTO turns (session_id, turn_index, turn_type, scope, client_protocol,
              upstream_protocol, upstream, model, request_json, reply_json, status, error,
              input_tokens, output_tokens, overhead_ms, ttft_ms, total_ms, created_at_ms,
-             injected_skills)
+             injected_skills, skill_generation)
          VALUES (?1,
              (SELECT COALESCE(MAX(turn_index) + 1, 0) FROM turns WHERE session_id = ?1),
-             ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+             ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
     )?
     .execute(params![
         t.session_id,
@@ -134,6 +136,7 @@ fn insert_one(tx: &Transaction<'_>, t: &NewTurn) -> Result<TurnId, StoreError> {
         t.total_ms,
         t.created_at_ms,
         skills_json(&t.injected_skills),
+        i64::try_from(t.skill_generation).unwrap_or(i64::MAX),
     ])?;
     let id = TurnId(tx.last_insert_rowid());
     tx.prepare_cached(

@@ -75,6 +75,22 @@ pub fn run(paths: &Paths, as_json: bool) -> Outcome {
             String::new()
         }
     ));
+    match &s.skills {
+        None => output::line("  skills:     off"),
+        Some(k) => {
+            let mut line = format!(
+                "  skills:     {} in the library (generation {}), {} learned, {} improved in {} evolutions",
+                k.count, k.generation, k.skills_added, k.skills_improved, k.evolutions
+            );
+            if k.evolutions_failed > 0 {
+                line.push_str(&format!(", {} failed", k.evolutions_failed));
+            }
+            if k.broken_files > 0 {
+                line.push_str(&format!(", {} broken files skipped", k.broken_files));
+            }
+            output::line(line);
+        }
+    }
     output::line(format!(
         "  last error: {}",
         s.last_error.as_deref().unwrap_or("none")

@@ -31,6 +31,8 @@ pub struct RecordedRequest {
     pub headers: Vec<(String, String)>,
     /// The JSON body; `Null` when empty, a string holding the raw text when not JSON.
     pub body: Value,
+    /// The body exactly as received, for byte-level assertions (prompt-cache prefixes).
+    pub raw: String,
 }
 
 impl RecordedRequest {
@@ -43,6 +45,7 @@ impl RecordedRequest {
     }
 
     pub(crate) fn new(method: &Method, uri: &Uri, headers: &HeaderMap, body: &[u8]) -> Self {
+        let body_bytes = body;
         let body = if body.is_empty() {
             Value::Null
         } else {
@@ -64,6 +67,7 @@ impl RecordedRequest {
                 })
                 .collect(),
             body,
+            raw: String::from_utf8_lossy(body_bytes).into_owned(),
         }
     }
 }

@@ -3,6 +3,8 @@
 // Test support: failing loudly is the point, and not every test file uses every helper.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+pub mod daemon;
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 

@@ -2,7 +2,9 @@
 //! only the user can read (`$METACLAW_HOME/run/admin_token`, mode 0600).
 
 mod routes;
+mod skills;
 mod status;
 
 pub use routes::{AdminState, router};
-pub use status::{Status, UpstreamStatus};
+pub use skills::{SkillsAdmin, skill_json};
+pub use status::{SkillsStatus, Status, UpstreamStatus};

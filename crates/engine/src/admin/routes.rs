@@ -18,7 +18,8 @@ use serde_json::{Value, json};
 use subtle::ConstantTimeEq;
 use tokio_util::sync::CancellationToken;
 
-use super::status::{Status, UpstreamStatus};
+use super::skills::{self, SkillsAdmin};
+use super::status::{SkillsStatus, Status, UpstreamStatus};
 use crate::config::Config;
 use crate::recorder::RecorderHandle;
 
@@ -35,6 +36,8 @@ pub struct AdminState {
     pub log_dir: PathBuf,
     pub recorder: RecorderHandle,
     pub shutdown: CancellationToken,
+    /// `None` when skills are off.
+    pub skills: Option<SkillsAdmin>,
 }
 
 pub fn router(state: Arc<AdminState>) -> Router {
@@ -44,6 +47,7 @@ pub fn router(state: Arc<AdminState>) -> Router {
         .route("/api/turns", get(turns))
         .route("/api/recorder/flush", post(flush))
         .route("/api/shutdown", post(shutdown))
+        .merge(skills::router())
         .route_layer(middleware::from_fn_with_state(state.clone(), require_token))
         .with_state(state)
 }
@@ -64,21 +68,37 @@ async fn require_token(State(state): State<Arc<AdminState>>, req: Request, next:
     )
 }
 
-fn error(status: StatusCode, message: &str) -> Response {
+pub(super) fn error(status: StatusCode, message: &str) -> Response {
     (status, Json(json!({"error": {"message": message}}))).into_response()
 }
 
 async fn status(State(state): State<Arc<AdminState>>) -> Response {
     let db = state.db.clone();
     // A missing or locked database must not break status; the count is then 0.
-    let turns = tokio::task::spawn_blocking(move || {
-        Store::open_read_only(&db)
-            .and_then(|s| s.stats())
-            .map(|s| s.turns)
-            .unwrap_or(0)
+    let (turns, evolution) = tokio::task::spawn_blocking(move || {
+        let Ok(store) = Store::open_read_only(&db) else {
+            return (0, Default::default());
+        };
+        let turns = store.stats().map(|s| s.turns).unwrap_or(0);
+        (turns, store.skill_event_counts().unwrap_or_default())
     })
     .await
-    .unwrap_or(0);
+    .unwrap_or_default();
+    let skills = state.skills.as_ref().map(|s| {
+        let snapshot = s.current.get();
+        let library = &snapshot.library;
+        SkillsStatus {
+            count: library.len(),
+            disabled: library.skills.iter().filter(|s| s.disabled).count(),
+            broken_files: library.errors.len(),
+            generation: snapshot.generation,
+            evolutions: evolution.events,
+            evolutions_failed: evolution.failed,
+            skills_added: evolution.skills_added,
+            skills_improved: evolution.skills_improved,
+            last_evolution_at_ms: evolution.last_at_ms,
+        }
+    });
     let stats = state.proxy.stats.snapshot();
     let body = Status {
         version: env!("CARGO_PKG_VERSION").to_string(),
@@ -97,6 +117,7 @@ async fn status(State(state): State<Arc<AdminState>>) -> Response {
         recorder_dropped: state.recorder.dropped(),
         home: state.home.display().to_string(),
         log_dir: state.log_dir.display().to_string(),
+        skills,
     };
     Json(body).into_response()
 }

@@ -30,4 +30,21 @@ pub struct Status {
     pub recorder_dropped: u64,
     pub home: String,
     pub log_dir: String,
+    /// `None` when skills are off.
+    #[serde(default)]
+    pub skills: Option<SkillsStatus>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SkillsStatus {
+    pub count: usize,
+    pub disabled: usize,
+    /// Files skipped because they do not parse (see `metaclaw skills list`).
+    pub broken_files: usize,
+    pub generation: u64,
+    pub evolutions: u64,
+    pub evolutions_failed: u64,
+    pub skills_added: u64,
+    pub skills_improved: u64,
+    pub last_evolution_at_ms: Option<i64>,
 }

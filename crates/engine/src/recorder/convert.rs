@@ -38,12 +38,13 @@ pub(super) fn new_turn(record: TurnRecord) -> NewTurn {
         ttft_ms: record.ttft_ms,
         total_ms: record.total_ms,
         created_at_ms: unix_ms(record.started_at),
-        injected_skills: Vec::new(),
+        skill_generation: record.skill_generation,
+        injected_skills: record.injected_skills,
     }
 }
 
 /// Milliseconds since the Unix epoch (0 for a clock set before 1970).
-pub(super) fn unix_ms(at: SystemTime) -> i64 {
+pub fn unix_ms(at: SystemTime) -> i64 {
     at.duration_since(UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }

@@ -6,6 +6,7 @@ use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::time::Instant;
 
 use metaclaw_proxy::seams::{SessionEvent, TurnRecord, TurnSink};
+use metaclaw_store::NewBlock;
 
 use super::{Message, RecorderError};
 
@@ -58,6 +59,14 @@ impl RecorderHandle {
         let (done, wait) = mpsc::channel();
         self.send_control(Message::Flush(done))?;
         wait.recv().map_err(|_| RecorderError::Stopped)
+    }
+
+    /// Queues a remembered block; dropped (and logged) when the queue is full, which costs
+    /// stickiness after a restart, never the request.
+    pub fn remember_block(&self, block: NewBlock) {
+        if self.tx.try_send(Message::Block(block)).is_err() {
+            self.warn_dropped("a remembered context block");
+        }
     }
 
     pub(super) fn shared(&self) -> &Shared {

@@ -16,8 +16,9 @@ use std::path::Path;
 use std::sync::mpsc;
 
 use metaclaw_proxy::seams::{SessionEvent, TurnRecord};
-use metaclaw_store::{Store, StoreError};
+use metaclaw_store::{NewBlock, Store, StoreError};
 
+pub use convert::unix_ms;
 pub use handle::RecorderHandle;
 pub use worker::RecorderWorker;
 
@@ -25,6 +26,8 @@ pub use worker::RecorderWorker;
 enum Message {
     Turn(Box<TurnRecord>),
     Event(SessionEvent),
+    /// A context block given to a message, remembered for prompt-cache stickiness.
+    Block(NewBlock),
     /// Answered once everything queued before it is committed.
     Flush(mpsc::Sender<()>),
     /// Commit everything queued before it, then stop.

@@ -56,6 +56,8 @@ fn record(session: &str, protocol: Protocol, reply: ReplyCapture) -> TurnRecord 
         ttft_ms: Some(15.0),
         total_ms: 50.0,
         started_at: at(1_700_000_000_000),
+        skill_generation: 4,
+        injected_skills: vec!["run-tests".to_owned()],
     }
 }
 
@@ -112,6 +114,8 @@ fn flushed_turns_are_stored_with_assembled_replies_and_usage() {
         assert_eq!(row.error, None);
         assert!(row.request_json.contains("\"hi\""));
         assert_eq!(row.created_at_ms, 1_700_000_000_000);
+        assert_eq!(row.skill_generation, 4);
+        assert_eq!(row.injected_skills, vec!["run-tests".to_owned()]);
     }
 
     let anthropic = store.session_turns("an").unwrap();

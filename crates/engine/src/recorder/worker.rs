@@ -6,7 +6,7 @@ use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use metaclaw_proxy::seams::SessionEvent;
-use metaclaw_store::{NewTurn, Store};
+use metaclaw_store::{NewBlock, NewTurn, Store};
 
 use super::convert::{new_turn, unix_ms};
 use super::handle::RecorderHandle;
@@ -71,7 +71,7 @@ impl Drop for RecorderWorker {
 
 fn run(mut store: Store, queue: &Receiver<Message>, handle: &RecorderHandle) {
     lower_priority();
-    let mut pending: Vec<NewTurn> = Vec::with_capacity(MAX_BATCH);
+    let mut pending = Pending::default();
     while let Ok(first) = queue.recv() {
         // Linger briefly so a busy proxy's turns share one transaction instead of paying a
         // commit each; flushes and shutdown are still answered at once.
@@ -83,20 +83,21 @@ fn run(mut store: Store, queue: &Receiver<Message>, handle: &RecorderHandle) {
             match message {
                 Message::Turn(record) => {
                     handle.shared().depth.fetch_sub(1, Ordering::Relaxed);
-                    pending.push(new_turn(*record));
+                    pending.turns.push(new_turn(*record));
                 }
                 // Events and control messages keep their place relative to the turns.
+                Message::Block(block) => pending.blocks.push(block),
                 Message::Event(event) => {
-                    write_turns(&mut store, &mut pending, handle);
+                    pending.write(&mut store, handle);
                     apply_event(&mut store, &event);
                 }
                 Message::Flush(done) => {
-                    write_turns(&mut store, &mut pending, handle);
+                    pending.write(&mut store, handle);
                     // The asker may have stopped waiting; nothing to do then.
                     let _ = done.send(());
                 }
                 Message::Shutdown => {
-                    write_turns(&mut store, &mut pending, handle);
+                    pending.write(&mut store, handle);
                     tracing::debug!("recorder stopped");
                     return;
                 }
@@ -108,7 +109,7 @@ fn run(mut store: Store, queue: &Receiver<Message>, handle: &RecorderHandle) {
                 .recv_timeout(deadline.saturating_duration_since(Instant::now()))
                 .ok();
         }
-        write_turns(&mut store, &mut pending, handle);
+        pending.write(&mut store, handle);
     }
 }
 
@@ -118,6 +119,25 @@ fn lower_priority() {
     #[cfg(target_os = "linux")]
     if let Err(e) = rustix::process::setpriority_process(None, RECORDER_NICE) {
         tracing::debug!(error = %e, "could not lower the recorder thread's priority");
+    }
+}
+
+/// What is waiting for the next transaction.
+#[derive(Default)]
+struct Pending {
+    turns: Vec<NewTurn>,
+    blocks: Vec<NewBlock>,
+}
+
+impl Pending {
+    fn write(&mut self, store: &mut Store, handle: &RecorderHandle) {
+        write_turns(store, &mut self.turns, handle);
+        if !self.blocks.is_empty() {
+            if let Err(e) = store.put_injected_blocks(&self.blocks) {
+                tracing::warn!(error = %e, blocks = self.blocks.len(), "context blocks not remembered");
+            }
+            self.blocks.clear();
+        }
     }
 }
 

@@ -1,12 +1,11 @@
 //! Puts the context block into the request (SPEC §2 Injection).
 //!
-//! `user` placement appends the block to the newest user message, `system` to the system prompt.
-//! Keeping the block byte-identical when a message is resent (prompt-cache stickiness) needs
-//! memory of past blocks; that arrives with the skills library, which owns the block's content.
+//! `user` placement appends the block to a user message, `system` to the system prompt. The
+//! block goes after the message's own text, so the agent's bytes come first and unchanged.
 
 use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
 
-use crate::config::Placement;
 use crate::seams::Protocol;
 
 pub const BLOCK_START: &str = "<metaclaw-context>";
@@ -17,35 +16,44 @@ pub fn delimit(block: &str) -> String {
     format!("{BLOCK_START}\n{}\n{BLOCK_END}", block.trim())
 }
 
-pub fn apply(protocol: Protocol, body: &mut Map<String, Value>, block: &str, placement: Placement) {
-    let text = delimit(block);
-    match placement {
-        Placement::User => append_to_newest_user(body, &text),
-        Placement::System => append_to_system(protocol, body, &text),
+/// Identifies a message by its content as the client sent it, so the key is the same each
+/// time the client resends it (and after a restart: SHA-256, not a per-process hash).
+pub fn message_key(message: &Value) -> String {
+    let mut hasher = Sha256::new();
+    match message.get("content") {
+        Some(Value::String(s)) => hasher.update(s.as_bytes()),
+        Some(other) => hasher.update(other.to_string().as_bytes()),
+        None => {}
     }
+    let digest = hasher.finalize();
+    digest[..16].iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn append_to_newest_user(body: &mut Map<String, Value>, text: &str) {
-    let Some(messages) = body.get_mut("messages").and_then(Value::as_array_mut) else {
-        return;
-    };
-    let Some(msg) = messages
-        .iter_mut()
-        .rev()
-        .find(|m| m.get("role").and_then(Value::as_str) == Some("user"))
+/// Appends the delimited block to the message at `index` (a user message).
+pub fn append_to_message(body: &mut Map<String, Value>, index: usize, block: &str) {
+    let text = delimit(block);
+    let Some(msg) = body
+        .get_mut("messages")
+        .and_then(Value::as_array_mut)
+        .and_then(|m| m.get_mut(index))
     else {
         return;
     };
     match msg.get_mut("content") {
         Some(Value::String(s)) => {
             s.push_str("\n\n");
-            s.push_str(text);
+            s.push_str(&text);
         }
         Some(Value::Array(parts)) => parts.push(json!({"type": "text", "text": text})),
         _ => {
-            msg["content"] = Value::String(text.to_string());
+            msg["content"] = Value::String(text);
         }
     }
+}
+
+/// Appends the delimited block to the system prompt (creating one when there is none).
+pub fn append_to_system_prompt(protocol: Protocol, body: &mut Map<String, Value>, block: &str) {
+    append_to_system(protocol, body, &delimit(block));
 }
 
 fn append_to_system(protocol: Protocol, body: &mut Map<String, Value>, text: &str) {
@@ -96,15 +104,30 @@ mod tests {
     }
 
     #[test]
-    fn user_placement_appends_to_newest_user_message_only() {
+    fn appends_after_the_message_own_text() {
         let mut b = map(json!({"messages":[
             {"role":"user","content":"old"},{"role":"assistant","content":"a"},
             {"role":"user","content":[{"type":"text","text":"new"}]}]}));
-        apply(Protocol::Openai, &mut b, "SKILL", Placement::User);
-        assert_eq!(b["messages"][0]["content"], "old");
+        append_to_message(&mut b, 2, "SKILL");
+        append_to_message(&mut b, 0, "OLD");
+        assert_eq!(
+            b["messages"][0]["content"],
+            format!("old\n\n{}", delimit("OLD"))
+        );
         let parts = b["messages"][2]["content"].as_array().unwrap();
         assert_eq!(parts.len(), 2);
+        assert_eq!(parts[0]["text"], "new");
         assert!(parts[1]["text"].as_str().unwrap().contains("SKILL"));
+    }
+
+    #[test]
+    fn key_depends_on_content_only() {
+        let a = json!({"role":"user","content":"hello"});
+        let b = json!({"role":"user","content":"hello","name":"x"});
+        let c = json!({"role":"user","content":"hello!"});
+        assert_eq!(message_key(&a), message_key(&b));
+        assert_ne!(message_key(&a), message_key(&c));
+        assert_eq!(message_key(&a).len(), 32);
     }
 
     #[test]
@@ -112,12 +135,12 @@ mod tests {
         let mut b = map(
             json!({"system":[{"type":"text","text":"S","cache_control":{"type":"ephemeral"}}],"messages":[]}),
         );
-        apply(Protocol::Anthropic, &mut b, "X", Placement::System);
+        append_to_system_prompt(Protocol::Anthropic, &mut b, "X");
         assert_eq!(b["system"].as_array().unwrap().len(), 2);
         assert_eq!(b["system"][0]["cache_control"]["type"], "ephemeral");
 
         let mut b = map(json!({"messages":[{"role":"user","content":"hi"}]}));
-        apply(Protocol::Openai, &mut b, "X", Placement::System);
+        append_to_system_prompt(Protocol::Openai, &mut b, "X");
         assert_eq!(b["messages"][0]["role"], "system");
         assert!(
             b["messages"][0]["content"]

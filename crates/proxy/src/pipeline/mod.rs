@@ -1,7 +1,9 @@
 //! The steps a request goes through before it is forwarded.
 
+pub mod context;
 pub mod fit;
 pub mod inbound;
 pub mod inject;
 pub mod normalize;
 pub mod query;
+pub mod sticky;

@@ -9,37 +9,53 @@ use crate::pipeline::inject::{BLOCK_END, BLOCK_START};
 
 /// Plain text of the newest user message, cleaned for retrieval.
 pub fn retrieval_query(body: &Map<String, Value>) -> String {
-    strip_metadata(&newest_user_text(body))
+    let messages = messages(body);
+    human_user_messages(body)
+        .last()
+        .and_then(|&i| messages.get(i))
+        .map(|m| strip_metadata(&content_text(m.get("content"))))
+        .unwrap_or_default()
 }
 
-/// Same rule as `metaclaw_wire::text`, but on the raw JSON both protocols share here, so the
-/// hot path does not pay for a typed parse of the whole request.
-fn newest_user_text(body: &Map<String, Value>) -> String {
-    let Some(messages) = body.get("messages").and_then(Value::as_array) else {
-        return String::new();
-    };
-    for m in messages.iter().rev() {
-        if m.get("role").and_then(Value::as_str) != Some("user") {
-            continue;
-        }
-        let text = content_text(m.get("content"));
-        // Anthropic tool results travel in user messages; they are not what the user asked.
-        if !text.trim().is_empty() {
-            return text;
-        }
+/// Indices of the user messages that carry text (oldest first). Anthropic tool results travel
+/// in user messages too; they are not what the user asked, so they are left out. The same
+/// rule as `metaclaw_wire::text`, but on the raw JSON both protocols share here, so the hot
+/// path does not pay for a typed parse of the whole request.
+pub fn human_user_messages(body: &Map<String, Value>) -> Vec<usize> {
+    messages(body)
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.get("role").and_then(Value::as_str) == Some("user"))
+        .filter(|(_, m)| has_text(m.get("content")))
+        .map(|(i, _)| i)
+        .collect()
+}
+
+fn messages(body: &Map<String, Value>) -> &[Value] {
+    body.get("messages")
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
+fn has_text(content: Option<&Value>) -> bool {
+    match content {
+        Some(Value::String(s)) => !s.trim().is_empty(),
+        Some(Value::Array(parts)) => text_parts(parts).any(|t| !t.trim().is_empty()),
+        _ => false,
     }
-    String::new()
+}
+
+fn text_parts(parts: &[Value]) -> impl Iterator<Item = &str> {
+    parts
+        .iter()
+        .filter(|p| matches!(p.get("type").and_then(Value::as_str), Some("text") | None))
+        .filter_map(|p| p.get("text").and_then(Value::as_str))
 }
 
 fn content_text(content: Option<&Value>) -> String {
     match content {
         Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(parts)) => parts
-            .iter()
-            .filter(|p| matches!(p.get("type").and_then(Value::as_str), Some("text") | None))
-            .filter_map(|p| p.get("text").and_then(Value::as_str))
-            .collect::<Vec<_>>()
-            .join("\n"),
+        Some(Value::Array(parts)) => text_parts(parts).collect::<Vec<_>>().join("\n"),
         _ => String::new(),
     }
 }

@@ -26,6 +26,8 @@ pub struct Draft {
     pub sink: Arc<dyn TurnSink>,
     /// Set when the client marked this turn as the session's last.
     pub end_session: Option<Arc<Sessions>>,
+    pub skill_generation: u64,
+    pub injected_skills: Vec<String>,
 }
 
 impl Draft {
@@ -50,6 +52,8 @@ impl Draft {
             overhead: Duration::ZERO,
             sink,
             end_session: None,
+            skill_generation: 0,
+            injected_skills: Vec::new(),
         }
     }
 
@@ -78,6 +82,8 @@ impl Draft {
             upstream_protocol: self.upstream_protocol,
             upstream: self.upstream,
             model: self.model,
+            skill_generation: self.skill_generation,
+            injected_skills: self.injected_skills,
             request: self.request,
             reply,
             status,

@@ -7,10 +7,10 @@ use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 use tokio::time::Instant;
 
-use crate::pipeline::{fit, inbound, inject, query};
+use crate::pipeline::{context, fit, inbound};
 use crate::relay::record::Draft;
 use crate::relay::{json, stream};
-use crate::seams::{Protocol, TurnContext, TurnType};
+use crate::seams::{Protocol, TurnType};
 use crate::state::SharedState;
 use crate::{auth, session, upstream};
 
@@ -68,20 +68,11 @@ async fn turn(state: &SharedState, client: Protocol, headers: HeaderMap, body: B
         .to_string();
     let mut draft = Draft::new(&meta, client, model.clone(), state.sink.clone(), arrived);
 
-    if meta.turn_type == TurnType::Main {
-        let q = query::retrieval_query(&map);
-        if !q.is_empty() {
-            let ctx = TurnContext {
-                session_id: meta.session_id.clone(),
-                scope: meta.scope.clone(),
-                client_protocol: client,
-                model,
-                query: q,
-            };
-            if let Some(block) = state.injector.context_block(&ctx).await {
-                inject::apply(client, &mut map, &block, state.config.placement);
-            }
-        }
+    draft.skill_generation = state.injector.generation();
+    if meta.turn_type == TurnType::Main
+        && let Some(injected) = context::inject(state, client, &meta, &model, &mut map).await
+    {
+        draft.injected_skills = injected.skills.clone();
     }
     fit::apply(client, &mut map, state.config.context_window);
     let mut request = Value::Object(map);

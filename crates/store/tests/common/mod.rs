@@ -21,6 +21,7 @@ pub fn turn(session: &str, turn_type: &str, at_ms: i64) -> NewTurn {
         ttft_ms: Some(12.0),
         total_ms: 40.0,
         created_at_ms: at_ms,
+        skill_generation: 0,
         injected_skills: Vec::new(),
     }
 }

@@ -1,0 +1,215 @@
+//! `/api/skills`: the library as the engine serves it — list, one skill, search with scores,
+//! the evolution log, enable/disable and edit. Writes go to the files; the watcher picks
+//! them up like any other edit, so there is one path for every change.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use metaclaw_skills::{Skill, parse_skill, render_skill, write_skill_atomically};
+use metaclaw_store::Store;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::routes::{AdminState, error};
+use crate::skills::CurrentSkills;
+
+/// What the skills routes need from the engine.
+#[derive(Clone)]
+pub struct SkillsAdmin {
+    pub current: CurrentSkills,
+    pub dir: PathBuf,
+}
+
+pub fn router() -> Router<Arc<AdminState>> {
+    Router::new()
+        .route("/api/skills", get(list))
+        .route("/api/skills/search", get(search))
+        .route("/api/skills/log", get(log))
+        .route("/api/skills/{name}", get(show).put(edit))
+        .route("/api/skills/{name}/enable", post(enable))
+        .route("/api/skills/{name}/disable", post(disable))
+}
+
+fn skills(state: &AdminState) -> Result<&SkillsAdmin, Response> {
+    state.skills.as_ref().ok_or_else(|| {
+        error(
+            StatusCode::CONFLICT,
+            "skills are off (skills.enabled: false)",
+        )
+    })
+}
+
+/// The listing fields; `body` only when asked for one skill.
+pub fn skill_json(s: &Skill, with_body: bool) -> Value {
+    let mut v = json!({
+        "name": s.name, "description": s.description, "category": s.category,
+        "tags": s.tags, "always": s.always, "disabled": s.disabled, "source": s.source,
+        "provenance": s.provenance,
+    });
+    if with_body {
+        v["body"] = Value::String(s.body.clone());
+    }
+    v
+}
+
+async fn list(State(state): State<Arc<AdminState>>) -> Response {
+    let skills = match skills(&state) {
+        Ok(s) => s,
+        Err(r) => return r,
+    };
+    let snapshot = skills.current.get();
+    let list: Vec<Value> = snapshot
+        .library
+        .skills
+        .iter()
+        .map(|s| skill_json(s, false))
+        .collect();
+    let errors: Vec<String> = snapshot
+        .library
+        .errors
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    Json(json!({"generation": snapshot.generation, "skills": list, "errors": errors}))
+        .into_response()
+}
+
+async fn show(State(state): State<Arc<AdminState>>, Path(name): Path<String>) -> Response {
+    let skills = match skills(&state) {
+        Ok(s) => s,
+        Err(r) => return r,
+    };
+    let snapshot = skills.current.get();
+    match snapshot.library.get(&name) {
+        Some(s) => {
+            let mut v = skill_json(s, true);
+            v["file"] = Value::String(render_skill(s).unwrap_or_default());
+            Json(v).into_response()
+        }
+        None => error(StatusCode::NOT_FOUND, &format!("no skill named `{name}`")),
+    }
+}
+
+#[derive(Deserialize)]
+struct SearchQuery {
+    q: String,
+    limit: Option<usize>,
+}
+
+/// Every matching skill with its score and matched terms, and which of them a turn with this
+/// text would get injected.
+async fn search(State(state): State<Arc<AdminState>>, Query(q): Query<SearchQuery>) -> Response {
+    let skills = match skills(&state) {
+        Ok(s) => s,
+        Err(r) => return r,
+    };
+    let snapshot = skills.current.get();
+    let injected: Vec<String> = snapshot
+        .retrieve(&q.q)
+        .into_iter()
+        .map(|h| h.name)
+        .collect();
+    let ranked: Vec<Value> = snapshot
+        .retriever
+        .rank(&q.q)
+        .into_iter()
+        .take(q.limit.unwrap_or(20).min(500))
+        .map(|h| {
+            json!({"name": h.name, "score": h.score, "matched_terms": h.matched_terms,
+                   "injected": injected.contains(&h.name)})
+        })
+        .collect();
+    Json(json!({"query": q.q, "injected": injected, "ranked": ranked})).into_response()
+}
+
+#[derive(Deserialize)]
+struct LogQuery {
+    limit: Option<usize>,
+}
+
+async fn log(State(state): State<Arc<AdminState>>, Query(q): Query<LogQuery>) -> Response {
+    let db = state.db.clone();
+    let limit = q.limit.unwrap_or(20).min(1000);
+    let result = tokio::task::spawn_blocking(move || {
+        let store = Store::open_read_only(&db)?;
+        Ok::<_, metaclaw_store::StoreError>((
+            store.skill_events(limit)?,
+            store.skill_event_counts()?,
+        ))
+    })
+    .await;
+    match result {
+        Ok(Ok((events, counts))) => {
+            Json(json!({"events": events, "counts": counts})).into_response()
+        }
+        Ok(Err(e)) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    }
+}
+
+#[derive(Deserialize)]
+struct Edit {
+    /// The whole `SKILL.md`, frontmatter included.
+    text: String,
+}
+
+/// Replaces a skill's file with `text` after checking it parses and keeps its name.
+async fn edit(
+    State(state): State<Arc<AdminState>>,
+    Path(name): Path<String>,
+    Json(edit): Json<Edit>,
+) -> Response {
+    let skills = match skills(&state) {
+        Ok(s) => s,
+        Err(r) => return r,
+    };
+    let skill = match parse_skill(&edit.text, None) {
+        Ok((skill, _warnings)) => skill,
+        Err(e) => return error(StatusCode::BAD_REQUEST, &e.to_string()),
+    };
+    if skill.name != name {
+        return error(
+            StatusCode::BAD_REQUEST,
+            &format!(
+                "the file names `{}`; renaming is not an edit (create the new skill, then delete the old one)",
+                skill.name
+            ),
+        );
+    }
+    write(skills, skill).await
+}
+
+async fn enable(State(state): State<Arc<AdminState>>, Path(name): Path<String>) -> Response {
+    set_disabled(&state, &name, false).await
+}
+
+async fn disable(State(state): State<Arc<AdminState>>, Path(name): Path<String>) -> Response {
+    set_disabled(&state, &name, true).await
+}
+
+async fn set_disabled(state: &AdminState, name: &str, disabled: bool) -> Response {
+    let skills = match skills(state) {
+        Ok(s) => s,
+        Err(r) => return r,
+    };
+    let Some(mut skill) = skills.current.get().library.get(name).cloned() else {
+        return error(StatusCode::NOT_FOUND, &format!("no skill named `{name}`"));
+    };
+    skill.disabled = disabled;
+    write(skills, skill).await
+}
+
+async fn write(skills: &SkillsAdmin, skill: Skill) -> Response {
+    let dir = skills.dir.clone();
+    let json = skill_json(&skill, true);
+    match tokio::task::spawn_blocking(move || write_skill_atomically(&dir, &skill)).await {
+        Ok(Ok(_)) => Json(json).into_response(),
+        Ok(Err(e)) => error(StatusCode::BAD_REQUEST, &e.to_string()),
+        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    }
+}

@@ -1,0 +1,118 @@
+//! Context injection on a main turn, kept sticky for the provider's prompt cache.
+//!
+//! `user` placement: every user message that got a block on an earlier turn gets the same
+//! block back, byte-identical; the newest one gets a fresh block the first time it is seen,
+//! remembered from then on (an empty result is remembered too, so a block never appears
+//! later on a message that was sent without one). `system` placement: the session's first
+//! block is pinned to the system prompt for the whole session.
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use crate::config::Placement;
+use crate::pipeline::{inject, query};
+use crate::seams::{Injection, Protocol, TurnContext};
+use crate::session::RequestMeta;
+use crate::state::AppState;
+
+/// The key under which a session's pinned system block is remembered.
+const SYSTEM_KEY: &str = "system";
+
+/// Injects into `body` and returns what the newest message (or the system prompt) carries.
+pub async fn inject(
+    state: &AppState,
+    client: Protocol,
+    meta: &RequestMeta,
+    model: &str,
+    body: &mut Map<String, Value>,
+) -> Option<Arc<Injection>> {
+    match state.config.placement {
+        Placement::User => on_user_messages(state, client, meta, model, body).await,
+        Placement::System => on_system_prompt(state, client, meta, model, body).await,
+    }
+}
+
+async fn on_user_messages(
+    state: &AppState,
+    client: Protocol,
+    meta: &RequestMeta,
+    model: &str,
+    body: &mut Map<String, Value>,
+) -> Option<Arc<Injection>> {
+    let targets = query::human_user_messages(body);
+    let (&newest, older) = targets.split_last()?;
+    // Keys are taken before anything is appended: they name the client's own bytes.
+    let keys: Vec<String> = {
+        let messages = body.get("messages").and_then(Value::as_array)?;
+        targets
+            .iter()
+            .filter_map(|&i| messages.get(i).map(inject::message_key))
+            .collect()
+    };
+    let (newest_key, older_keys) = keys.split_last()?;
+    let blocks = state.sticky.session(&meta.session_id).await;
+    let current = match blocks.get(newest_key) {
+        Some(known) => known,
+        None => {
+            let fresh = fresh_block(state, client, meta, model, body).await;
+            state
+                .sticky
+                .remember(&meta.session_id, &blocks, newest_key, fresh)
+        }
+    };
+    for (&index, key) in older.iter().zip(older_keys) {
+        if let Some(old) = blocks.get(key).filter(|b| !b.is_empty()) {
+            inject::append_to_message(body, index, &old.block);
+        }
+    }
+    if !current.is_empty() {
+        inject::append_to_message(body, newest, &current.block);
+    }
+    Some(current)
+}
+
+async fn on_system_prompt(
+    state: &AppState,
+    client: Protocol,
+    meta: &RequestMeta,
+    model: &str,
+    body: &mut Map<String, Value>,
+) -> Option<Arc<Injection>> {
+    let blocks = state.sticky.session(&meta.session_id).await;
+    let pinned = match blocks.get(SYSTEM_KEY) {
+        Some(known) => known,
+        None => {
+            let fresh = fresh_block(state, client, meta, model, body).await;
+            state
+                .sticky
+                .remember(&meta.session_id, &blocks, SYSTEM_KEY, fresh)
+        }
+    };
+    if !pinned.is_empty() {
+        inject::append_to_system_prompt(client, body, &pinned.block);
+    }
+    Some(pinned)
+}
+
+/// Asks the injector for this turn's block; nothing when the query is empty.
+async fn fresh_block(
+    state: &AppState,
+    client: Protocol,
+    meta: &RequestMeta,
+    model: &str,
+    body: &Map<String, Value>,
+) -> Injection {
+    let q = query::retrieval_query(body);
+    if q.is_empty() {
+        return Injection::default();
+    }
+    let ctx = TurnContext {
+        session_id: meta.session_id.clone(),
+        scope: meta.scope.clone(),
+        client_protocol: client,
+        model: model.to_string(),
+        query: q,
+    };
+    state.injector.context_block(&ctx).await.unwrap_or_default()
+}

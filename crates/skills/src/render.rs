@@ -1,0 +1,147 @@
+//! The skills part of the injected context block, within a token budget.
+//!
+//! Skills come in retrieval order (pinned first, then by score); each goes in whole or not
+//! at all, so the agent never sees half a procedure. A skill too large for what is left is
+//! skipped and a smaller one after it may still fit.
+
+use crate::Skill;
+
+const HEADING: &str = "## Skills\nGuidance picked from the skill library for this request. \
+Follow a skill when it applies; ignore it when it does not.";
+
+/// The rendered section and what it holds.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Rendered {
+    pub text: String,
+    /// Names of the skills included, in order.
+    pub skills: Vec<String>,
+    /// Estimated tokens of `text`.
+    pub tokens: usize,
+}
+
+/// A conservative token estimate without a tokenizer: about four bytes of ASCII per token,
+/// and one token per other character (CJK text is close to one token per character).
+pub fn estimate_tokens(text: &str) -> usize {
+    let (ascii, other) = text.chars().fold((0usize, 0usize), |(a, o), c| {
+        if c.is_ascii() { (a + 1, o) } else { (a, o + 1) }
+    });
+    ascii.div_ceil(4) + other
+}
+
+/// Renders as many of `skills` as fit in `budget` tokens; `None` when none fits.
+pub fn render_skills<'a>(
+    skills: impl IntoIterator<Item = &'a Skill>,
+    budget: usize,
+) -> Option<Rendered> {
+    let mut text = String::from(HEADING);
+    let mut tokens = estimate_tokens(HEADING);
+    let mut names = Vec::new();
+    for skill in skills {
+        let section = section(skill);
+        let cost = estimate_tokens(&section) + 1;
+        if tokens + cost > budget {
+            continue;
+        }
+        text.push_str("\n\n");
+        text.push_str(&section);
+        tokens += cost;
+        names.push(skill.name.clone());
+    }
+    if names.is_empty() {
+        return None;
+    }
+    Some(Rendered {
+        text,
+        skills: names,
+        tokens,
+    })
+}
+
+/// `### name`, the description in italics, then the body with its title dropped (the name
+/// already says it) and its headings moved below the skill's own.
+fn section(skill: &Skill) -> String {
+    let mut out = format!("### {}\n_{}_\n", skill.name, skill.description.trim());
+    let mut in_fence = false;
+    let mut lines = skill.body.lines().peekable();
+    if lines.peek().is_some_and(|l| l.starts_with("# ")) {
+        lines.next();
+    }
+    for line in lines {
+        if line.trim_start().starts_with("```") {
+            in_fence = !in_fence;
+        }
+        out.push('\n');
+        if !in_fence && line.starts_with('#') {
+            let level = line.chars().take_while(|&c| c == '#').count();
+            let rest = &line[level..];
+            if rest.starts_with(' ') {
+                out.push_str(&"#".repeat((level + 3).min(6)));
+                out.push_str(rest);
+                continue;
+            }
+        }
+        out.push_str(line);
+    }
+    out.trim_end().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Source;
+
+    fn skill(name: &str, body: &str) -> Skill {
+        Skill {
+            name: name.into(),
+            description: format!("Use when {name} matters."),
+            category: "coding".into(),
+            tags: vec![],
+            always: false,
+            disabled: false,
+            source: Source::Builtin,
+            provenance: None,
+            body: body.into(),
+            path: None,
+        }
+    }
+
+    #[test]
+    fn drops_title_and_demotes_headings_outside_fences() {
+        let s = skill(
+            "run-tests",
+            "# Run tests\n\n## Steps\n1. Run.\n```md\n## not a heading\n```",
+        );
+        let r = render_skills([&s], 1000).unwrap();
+        assert!(r.text.starts_with("## Skills\n"));
+        assert!(
+            r.text
+                .contains("### run-tests\n_Use when run-tests matters._\n")
+        );
+        assert!(!r.text.contains("# Run tests"));
+        assert!(r.text.contains("\n##### Steps\n"));
+        assert!(
+            r.text.contains("\n## not a heading\n"),
+            "fenced text untouched"
+        );
+        assert_eq!(r.skills, vec!["run-tests"]);
+        assert!(r.tokens >= estimate_tokens(&r.text), "never under-counts");
+    }
+
+    #[test]
+    fn budget_skips_what_does_not_fit_and_keeps_what_does() {
+        let big = skill("big", &"word ".repeat(400));
+        let small = skill("small", "1. Do it.");
+        let r = render_skills([&big, &small], 200).unwrap();
+        assert_eq!(r.skills, vec!["small"]);
+        assert!(r.tokens <= 200);
+        assert!(render_skills([&big], 200).is_none());
+        assert!(render_skills([], 1000).is_none());
+    }
+
+    #[test]
+    fn estimate_counts_non_ascii_characters_fully() {
+        assert_eq!(estimate_tokens("abcd"), 1);
+        assert_eq!(estimate_tokens("abcde"), 2);
+        assert_eq!(estimate_tokens("日本語"), 3);
+    }
+}
