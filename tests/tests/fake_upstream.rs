@@ -990,7 +990,10 @@ async fn embeddings_are_deterministic_bags_of_words() -> Result<()> {
     let v = json_of(resp).await?;
     assert_eq!(v["object"], "list");
     assert_eq!(v["model"], "text-embedding-3-small");
-    assert_eq!(v["usage"], json!({ "prompt_tokens": 10, "total_tokens": 10 }));
+    assert_eq!(
+        v["usage"],
+        json!({ "prompt_tokens": 10, "total_tokens": 10 })
+    );
     let data = v["data"].as_array().context("data")?;
     assert_eq!(data.len(), 4);
     for (i, item) in data.iter().enumerate() {

@@ -14,6 +14,8 @@ pub const SECRET_KEYS: &[&str] = &[
     "rl.api_key",
     "rl.prm_api_key",
     "rl.evolver_api_key",
+    "skills.evolver_api_key",
+    "skills.embedding_api_key",
     "opd.teacher_api_key",
 ];
 

@@ -398,3 +398,171 @@ fn overrides_apply_in_memory_only() -> TestResult {
     assert_eq!(Config::load(&h.paths)?.config.proxy.port, 31000);
     Ok(())
 }
+
+mod llm_endpoints {
+    use std::time::Duration;
+
+    use metaclaw_proxy::seams::Protocol;
+
+    use super::*;
+    use crate::llm::{embedding_endpoint, evolver_endpoint};
+
+    fn main_llm(c: &mut Config) {
+        c.llm.api = LlmApi::Anthropic;
+        c.llm.api_base = "https://main.example".into();
+        c.llm.model_id = "main-model".into();
+        c.llm.extra_headers.insert("x-team".into(), "a".into());
+    }
+
+    fn key(ep: &crate::llm::Endpoint) -> Option<&str> {
+        ep.api_key.as_ref().map(Secret::expose)
+    }
+
+    #[test]
+    fn nothing_configured_resolves_nothing() -> TestResult {
+        let h = home()?;
+        let c = Config::default();
+        assert!(evolver_endpoint(&c, &h.store).is_none());
+        assert!(embedding_endpoint(&c, &h.store).is_none());
+        Ok(())
+    }
+
+    #[test]
+    fn evolver_inherits_the_main_llm() -> TestResult {
+        let h = home()?;
+        h.store.set("llm.api_key", "sk-main-key-123456")?;
+        let mut c = Config::default();
+        main_llm(&mut c);
+        let ep = evolver_endpoint(&c, &h.store).ok_or("no endpoint")?;
+        assert_eq!(ep.protocol, Protocol::Anthropic);
+        assert_eq!(ep.base_url, "https://main.example");
+        assert_eq!(ep.model, "main-model");
+        assert_eq!(key(&ep), Some("sk-main-key-123456"));
+        assert_eq!(ep.extra_headers, [("x-team".to_owned(), "a".to_owned())]);
+        assert_eq!(ep.timeout, Duration::from_secs(c.llm.request_timeout_secs));
+        assert!(!format!("{ep:?}").contains("sk-main"), "{ep:?}");
+
+        // A model alone switches models at the main provider; the rl model is next in line.
+        c.rl.evolver_model = "rl-model".into();
+        assert_eq!(
+            evolver_endpoint(&c, &h.store).ok_or("none")?.model,
+            "rl-model"
+        );
+        c.skills.evolver_model = "cheap-model".into();
+        c.skills.evolver_api = "openai".into();
+        let ep = evolver_endpoint(&c, &h.store).ok_or("no endpoint")?;
+        assert_eq!(
+            (ep.model.as_str(), ep.protocol),
+            ("cheap-model", Protocol::Openai)
+        );
+        assert_eq!(key(&ep), Some("sk-main-key-123456"));
+        Ok(())
+    }
+
+    #[test]
+    fn evolver_prefers_skills_over_rl_over_llm() -> TestResult {
+        let h = home()?;
+        h.store.set("llm.api_key", "sk-main-key-123456")?;
+        h.store.set("rl.evolver_api_key", "sk-rl-key-123456")?;
+        let mut c = Config::default();
+        main_llm(&mut c);
+        c.rl.evolver_api_base = "https://rl.example/v1".into();
+        c.rl.evolver_model = "rl-model".into();
+        let ep = evolver_endpoint(&c, &h.store).ok_or("no endpoint")?;
+        assert_eq!(ep.base_url, "https://rl.example/v1");
+        assert_eq!(ep.model, "rl-model");
+        assert_eq!(
+            ep.protocol,
+            Protocol::Openai,
+            "the reference's evolver spoke OpenAI"
+        );
+        assert_eq!(key(&ep), Some("sk-rl-key-123456"));
+        assert!(
+            ep.extra_headers.is_empty(),
+            "main headers stay with the main host"
+        );
+
+        // Without its own model, the rl base does not borrow the main model.
+        c.rl.evolver_model.clear();
+        assert!(evolver_endpoint(&c, &h.store).is_none());
+
+        c.skills.evolver_api_base = "https://evolver.example".into();
+        assert!(
+            evolver_endpoint(&c, &h.store).is_none(),
+            "a base without a model of its level resolves nothing"
+        );
+        c.skills.evolver_model = "evo-model".into();
+        let ep = evolver_endpoint(&c, &h.store).ok_or("no endpoint")?;
+        assert_eq!(ep.base_url, "https://evolver.example");
+        assert_eq!(ep.model, "evo-model");
+        assert_eq!(ep.protocol, Protocol::Anthropic, "inherits llm.api");
+        assert_eq!(
+            key(&ep),
+            None,
+            "neither the rl nor the main key goes to another host"
+        );
+        h.store.set("skills.evolver_api_key", "sk-evo-key-123456")?;
+        assert_eq!(
+            evolver_endpoint(&c, &h.store).ok_or("none")?.api_key,
+            Some(Secret::new("sk-evo-key-123456"))
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn embeddings_use_their_own_base_or_an_openai_main_llm() -> TestResult {
+        let h = home()?;
+        h.store.set("llm.api_key", "sk-main-key-123456")?;
+        let mut c = Config::default();
+        main_llm(&mut c);
+        assert!(
+            embedding_endpoint(&c, &h.store).is_none(),
+            "anthropic has no embeddings"
+        );
+
+        c.llm.api = LlmApi::Openai;
+        let ep = embedding_endpoint(&c, &h.store).ok_or("no endpoint")?;
+        assert_eq!(ep.base_url, "https://main.example");
+        assert_eq!(ep.model, crate::llm::DEFAULT_EMBEDDING_MODEL);
+        assert_eq!(ep.protocol, Protocol::Openai);
+        assert_eq!(key(&ep), Some("sk-main-key-123456"));
+
+        c.skills.embedding_api_base = "https://embed.example/v1".into();
+        c.skills.embedding_model = "e-small".into();
+        let ep = embedding_endpoint(&c, &h.store).ok_or("no endpoint")?;
+        assert_eq!(
+            (ep.base_url.as_str(), ep.model.as_str()),
+            ("https://embed.example/v1", "e-small")
+        );
+        assert_eq!(key(&ep), None);
+        assert!(ep.extra_headers.is_empty());
+        h.store
+            .set("skills.embedding_api_key", "sk-embed-key-1234")?;
+        let ep = embedding_endpoint(&c, &h.store).ok_or("no endpoint")?;
+        assert_eq!(key(&ep), Some("sk-embed-key-1234"));
+        Ok(())
+    }
+
+    #[test]
+    fn evolver_settings_load_and_validate() -> TestResult {
+        let h = home()?;
+        let loaded = load_text(
+            &h,
+            "skills:\n  evolver_api: anthropic\n  evolver_api_base: https://e.example\n  embedding_model: m\n",
+        )?;
+        assert_eq!(loaded.config.skills.evolver_api, "anthropic");
+        assert_eq!(loaded.config.skills.embedding_model, "m");
+        let e = err_text(load_text(&h, "skills:\n  evolver_api: gemini\n"));
+        assert!(
+            e.contains("skills.evolver_api") && e.contains("gemini"),
+            "{e}"
+        );
+        let e = err_text(load_text(&h, "skills:\n  embedding_api_base: ftp://x\n"));
+        assert!(e.contains("skills.embedding_api_base"), "{e}");
+        assert_eq!(
+            crate::config::secret_account("skills.evolver_api_key").as_deref(),
+            Some("skills.evolver_api_key")
+        );
+        Ok(())
+    }
+}

@@ -1,0 +1,20 @@
+//! A small client for models called off the request path by background jobs (the skill
+//! evolver now; memory extraction and judging later): which endpoint to use, one-shot
+//! completions in either wire protocol, and OpenAI-style embeddings.
+//!
+//! Not the proxy: no streaming, no fallbacks, no translation. A background job that fails
+//! records the error and tries again later.
+
+mod complete;
+mod embed;
+mod endpoint;
+mod error;
+mod http;
+
+pub use complete::{Completion, complete};
+pub use embed::embed;
+pub use endpoint::{
+    DEFAULT_EMBEDDING_MODEL, EMBEDDING_KEY, EVOLVER_KEY, Endpoint, embedding_endpoint,
+    evolver_endpoint,
+};
+pub use error::LlmError;
