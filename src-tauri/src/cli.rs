@@ -108,4 +108,15 @@ pub enum SkillsCommand {
         #[arg(short = 'n', long, default_value_t = 10)]
         limit: usize,
     },
+    /// The latest skill evolutions: what was learned, improved or rejected, and why.
+    Log {
+        /// Show at most this many events.
+        #[arg(short = 'n', long = "n", default_value_t = 10)]
+        n: usize,
+        /// Also print every rejected proposal with its reason.
+        #[arg(long)]
+        full: bool,
+        #[arg(long)]
+        json: bool,
+    },
 }

@@ -14,11 +14,13 @@ use tokio_util::sync::CancellationToken;
 use crate::admin::{self, AdminState, SkillsAdmin, UpstreamStatus};
 use crate::config::{Config, ConfigError, Overrides};
 use crate::context::{ContextInjector, SqliteSticky};
+use crate::llm::{self, Endpoint};
 use crate::paths::{Paths, PathsError};
 use crate::recorder::{self, RecorderWorker};
 use crate::runfiles::{self, InstanceLock, RunError, RunInfo};
 use crate::secrets::{SecretError, SecretStore, ensure_proxy_key};
 use crate::skills::SkillsRuntime;
+use crate::skills::evolution::{Evolution, EvolutionSettings, LearningSink, Worker};
 use crate::wiring::{self, LLM_KEY, WiringError};
 
 /// Turns waiting for the recorder; beyond this, turns are dropped (counted) rather than
@@ -76,14 +78,15 @@ impl Engine {
 
         // Keychain access blocks (D-Bus); keep it off the runtime's worker threads.
         let secrets = SecretStore::open(&paths)?.with_legacy(loaded.legacy_secrets.clone());
-        let (proxy_config, upstreams) = {
+        let (proxy_config, upstreams, evolver) = {
             let secrets = secrets.clone();
             let config = config.clone();
             tokio::task::spawn_blocking(move || -> Result<_, EngineError> {
                 let key = ensure_proxy_key(&secrets)?;
                 let proxy = wiring::proxy_config(&config, &secrets, Some(key))?;
                 let upstreams = upstream_status(&proxy, &config, &secrets);
-                Ok((proxy, upstreams))
+                let evolver = llm::evolver_endpoint(&config, &secrets);
+                Ok((proxy, upstreams, evolver))
             })
             .await
             .map_err(|e| EngineError::Task(e.to_string()))??
@@ -96,13 +99,17 @@ impl Engine {
 
         let (recorder, worker) = recorder::start(&paths.db, RECORDER_CAPACITY)
             .map_err(|e| EngineError::Recorder(e.to_string()))?;
-        let sink: Arc<dyn TurnSink> = Arc::new(recorder.clone());
         let skills = if config.skills.enabled {
             let retrieval = retrieval_config(&config);
             Some(SkillsRuntime::start(config.skills_dir(&paths), paths.db.clone(), retrieval).await)
         } else {
             None
         };
+        let evolution = start_evolution(&config, &paths, skills.as_ref(), evolver, &recorder);
+        let sink: Arc<dyn TurnSink> = Arc::new(LearningSink {
+            recorder: recorder.clone(),
+            evolution: evolution.clone(),
+        });
         let injector = ContextInjector::new(
             skills.as_ref().map(|s| s.current.clone()),
             config.injection.token_budget as usize,
@@ -152,6 +159,7 @@ impl Engine {
             skills: skills.as_ref().map(|s| SkillsAdmin {
                 current: s.current.clone(),
                 dir: s.dir.clone(),
+                evolution: evolution.clone(),
             }),
         });
         let app = metaclaw_proxy::router(state.clone()).merge(admin::router(admin_state));
@@ -222,6 +230,43 @@ async fn install_skills(dir: std::path::PathBuf) {
         Ok(Err(e)) => tracing::warn!(error = %e, "could not install the built-in skills"),
         Err(e) => tracing::warn!(error = %e, "could not install the built-in skills"),
     }
+}
+
+/// The evolution worker, when skills are on and an evolver model resolves. Without one,
+/// evolution is off and says so once, instead of failing at every session end.
+fn start_evolution(
+    config: &Config,
+    paths: &Paths,
+    skills: Option<&SkillsRuntime>,
+    evolver: Option<Endpoint>,
+    recorder: &crate::recorder::RecorderHandle,
+) -> Option<Evolution> {
+    let skills = skills?;
+    let Some(endpoint) = evolver else {
+        tracing::info!(
+            "skill evolution is off: no evolver model (set llm.* or skills.evolver_model)"
+        );
+        return None;
+    };
+    let http = reqwest::Client::builder()
+        .user_agent(concat!("metaclaw/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| tracing::warn!(error = %e, "skill evolution is off"))
+        .ok()?;
+    Some(Evolution::start(Worker {
+        endpoint,
+        http,
+        current: skills.current.clone(),
+        swapped: skills.swapped.clone(),
+        dir: skills.dir.clone(),
+        db: paths.db.clone(),
+        recorder: recorder.clone(),
+        settings: EvolutionSettings {
+            auto: config.skills.auto_evolve,
+            every_n_turns: config.skills.evolution_every_n_turns,
+            max_new: config.skills.max_new_skills as usize,
+        },
+    }))
 }
 
 /// `skills.top_k` / `task_specific_top_k` over the measured thresholds.

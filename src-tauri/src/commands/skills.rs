@@ -1,10 +1,11 @@
-//! `metaclaw skills list | show | search`: read the library on disk, so they work whether or
-//! not MetaClaw is running.
+//! `metaclaw skills list | show | search | log`: read the library on disk and the database,
+//! so they work whether or not MetaClaw is running.
 
 use metaclaw_engine::config::Config;
 use metaclaw_engine::paths::Paths;
 use metaclaw_skills::retrieval::{RetrievalConfig, Retriever};
 use metaclaw_skills::{Library, install_builtins};
+use metaclaw_store::Store;
 use serde_json::json;
 
 use crate::cli::SkillsCommand;
@@ -12,6 +13,9 @@ use crate::exit::{Failure, Outcome};
 use crate::output;
 
 pub fn run(paths: &Paths, command: SkillsCommand) -> Outcome {
+    if let SkillsCommand::Log { n, full, json } = command {
+        return log(paths, n, full, json);
+    }
     let config = Config::load(paths)?.config;
     let dir = config.skills_dir(paths);
     // First use fills an empty library with the built-in bank (never over the user's edits).
@@ -31,6 +35,7 @@ pub fn run(paths: &Paths, command: SkillsCommand) -> Outcome {
             };
             search(&library, retrieval, &query, limit)
         }
+        SkillsCommand::Log { .. } => Ok(()),
     }
 }
 
@@ -100,4 +105,65 @@ fn search(library: &Library, config: RetrievalConfig, query: &str, limit: usize)
         output::line("* = would be injected");
     }
     Ok(())
+}
+
+/// Reads the evolution log from the database (read-only; WAL lets it run beside the engine).
+fn log(paths: &Paths, n: usize, full: bool, as_json: bool) -> Outcome {
+    if !paths.db.exists() {
+        output::line("no evolutions yet (no database)");
+        return Ok(());
+    }
+    let store = Store::open_read_only(&paths.db)?;
+    let events = store.skill_events(n)?;
+    let counts = store.skill_event_counts()?;
+    if as_json {
+        output::line(json!({"events": events, "counts": counts}));
+        return Ok(());
+    }
+    if events.is_empty() {
+        output::line("no evolutions yet");
+        return Ok(());
+    }
+    for e in events.iter().rev() {
+        let when = format_ms(e.at_ms);
+        let sessions = e.session_ids.join(", ");
+        output::line(format!(
+            "{when}  {:<13} {:<8} generation {}  sessions: {sessions}",
+            e.trigger, e.outcome, e.generation
+        ));
+        for name in &e.added {
+            output::line(format!("    + {name}"));
+        }
+        for name in &e.improved {
+            output::line(format!("    ~ {name}"));
+        }
+        if let Some(err) = &e.error {
+            output::line(format!("    ! {err}"));
+        }
+        if full {
+            for r in &e.rejected {
+                output::line(format!("    - {}: {}", r.name, r.reason));
+            }
+        } else if !e.rejected.is_empty() {
+            output::line(format!(
+                "    - {} rejected (--full shows why)",
+                e.rejected.len()
+            ));
+        }
+    }
+    output::line(format!(
+        "{} evolutions: {} skills learned, {} improved, {} failed",
+        counts.events, counts.skills_added, counts.skills_improved, counts.failed
+    ));
+    Ok(())
+}
+
+/// Local time to the second, or the raw number when the clock cannot be read.
+fn format_ms(ms: i64) -> String {
+    let format = time::macros::format_description!("[year]-[month]-[day] [hour]:[minute]:[second]");
+    let utc = time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000);
+    let offset = time::UtcOffset::current_local_offset().unwrap_or(time::UtcOffset::UTC);
+    utc.ok()
+        .and_then(|t| t.to_offset(offset).format(&format).ok())
+        .unwrap_or_else(|| ms.to_string())
 }

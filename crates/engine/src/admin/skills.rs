@@ -17,12 +17,15 @@ use serde_json::{Value, json};
 
 use super::routes::{AdminState, error};
 use crate::skills::CurrentSkills;
+use crate::skills::evolution::Evolution;
 
 /// What the skills routes need from the engine.
 #[derive(Clone)]
 pub struct SkillsAdmin {
     pub current: CurrentSkills,
     pub dir: PathBuf,
+    /// `None` when no evolver model is configured.
+    pub evolution: Option<Evolution>,
 }
 
 pub fn router() -> Router<Arc<AdminState>> {
@@ -30,18 +33,17 @@ pub fn router() -> Router<Arc<AdminState>> {
         .route("/api/skills", get(list))
         .route("/api/skills/search", get(search))
         .route("/api/skills/log", get(log))
+        .route("/api/skills/evolve", post(evolve))
         .route("/api/skills/{name}", get(show).put(edit))
         .route("/api/skills/{name}/enable", post(enable))
         .route("/api/skills/{name}/disable", post(disable))
 }
 
-fn skills(state: &AdminState) -> Result<&SkillsAdmin, Response> {
-    state.skills.as_ref().ok_or_else(|| {
-        error(
-            StatusCode::CONFLICT,
-            "skills are off (skills.enabled: false)",
-        )
-    })
+fn off() -> Response {
+    error(
+        StatusCode::CONFLICT,
+        "skills are off (skills.enabled: false)",
+    )
 }
 
 /// The listing fields; `body` only when asked for one skill.
@@ -58,9 +60,8 @@ pub fn skill_json(s: &Skill, with_body: bool) -> Value {
 }
 
 async fn list(State(state): State<Arc<AdminState>>) -> Response {
-    let skills = match skills(&state) {
-        Ok(s) => s,
-        Err(r) => return r,
+    let Some(skills) = state.skills.as_ref() else {
+        return off();
     };
     let snapshot = skills.current.get();
     let list: Vec<Value> = snapshot
@@ -80,9 +81,8 @@ async fn list(State(state): State<Arc<AdminState>>) -> Response {
 }
 
 async fn show(State(state): State<Arc<AdminState>>, Path(name): Path<String>) -> Response {
-    let skills = match skills(&state) {
-        Ok(s) => s,
-        Err(r) => return r,
+    let Some(skills) = state.skills.as_ref() else {
+        return off();
     };
     let snapshot = skills.current.get();
     match snapshot.library.get(&name) {
@@ -104,9 +104,8 @@ struct SearchQuery {
 /// Every matching skill with its score and matched terms, and which of them a turn with this
 /// text would get injected.
 async fn search(State(state): State<Arc<AdminState>>, Query(q): Query<SearchQuery>) -> Response {
-    let skills = match skills(&state) {
-        Ok(s) => s,
-        Err(r) => return r,
+    let Some(skills) = state.skills.as_ref() else {
+        return off();
     };
     let snapshot = skills.current.get();
     let injected: Vec<String> = snapshot
@@ -164,9 +163,8 @@ async fn edit(
     Path(name): Path<String>,
     Json(edit): Json<Edit>,
 ) -> Response {
-    let skills = match skills(&state) {
-        Ok(s) => s,
-        Err(r) => return r,
+    let Some(skills) = state.skills.as_ref() else {
+        return off();
     };
     let skill = match parse_skill(&edit.text, None) {
         Ok((skill, _warnings)) => skill,
@@ -193,9 +191,8 @@ async fn disable(State(state): State<Arc<AdminState>>, Path(name): Path<String>)
 }
 
 async fn set_disabled(state: &AdminState, name: &str, disabled: bool) -> Response {
-    let skills = match skills(state) {
-        Ok(s) => s,
-        Err(r) => return r,
+    let Some(skills) = state.skills.as_ref() else {
+        return off();
     };
     let Some(mut skill) = skills.current.get().library.get(name).cloned() else {
         return error(StatusCode::NOT_FOUND, &format!("no skill named `{name}`"));
@@ -211,5 +208,30 @@ async fn write(skills: &SkillsAdmin, skill: Skill) -> Response {
         Ok(Ok(_)) => Json(json).into_response(),
         Ok(Err(e)) => error(StatusCode::BAD_REQUEST, &e.to_string()),
         Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    }
+}
+
+#[derive(Deserialize)]
+struct EvolveRequest {
+    session_id: String,
+}
+
+/// Evolves on a session's turns now (those not evolved on yet) and answers with the event.
+async fn evolve(State(state): State<Arc<AdminState>>, Json(req): Json<EvolveRequest>) -> Response {
+    let Some(skills) = state.skills.as_ref() else {
+        return off();
+    };
+    let Some(evolution) = &skills.evolution else {
+        return error(
+            StatusCode::CONFLICT,
+            "no evolver model is configured (set llm.* or skills.evolver_model)",
+        );
+    };
+    match evolution.evolve_session(&req.session_id).await {
+        Some(outcome) => Json(outcome).into_response(),
+        None => error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the evolution queue is full or stopped; try again",
+        ),
     }
 }

@@ -1,5 +1,6 @@
 //! The engine's side of skills: the live library, its generation, and evolution.
 
+pub mod evolution;
 pub mod generation;
 pub mod runtime;
 pub mod snapshot;

@@ -1,0 +1,218 @@
+//! A recorded turn as the evolver reads it: what the user asked (agent metadata and
+//! MetaClaw's own block stripped, so injected skills never feed back into new ones), what the
+//! assistant answered (stripped too: a model may quote the block back), and the tool errors
+//! it ran into.
+
+use metaclaw_proxy::pipeline::query::strip_metadata;
+use metaclaw_skills::evolve::TurnDigest;
+use metaclaw_store::TurnRow;
+use serde_json::Value;
+
+/// Tool output worth showing as an error is cut to this many characters.
+const TOOL_ERROR_CHARS: usize = 400;
+
+pub fn digest(turn: &TurnRow) -> Option<TurnDigest> {
+    let request: Value = serde_json::from_str(&turn.request_json).ok()?;
+    let messages = request.get("messages")?.as_array()?;
+    let newest_user = messages.iter().rposition(is_human_user)?;
+    let user = strip_metadata(&text_of(messages[newest_user].get("content")));
+    if user.is_empty() {
+        return None;
+    }
+    let tool_errors = messages[newest_user..]
+        .iter()
+        .flat_map(tool_outputs)
+        .filter(|(text, flagged)| *flagged || looks_like_error(text))
+        .map(|(text, _)| text.chars().take(TOOL_ERROR_CHARS).collect())
+        .collect();
+    let assistant = turn
+        .reply_json
+        .as_deref()
+        .and_then(|r| serde_json::from_str::<Value>(r).ok())
+        .map(|r| strip_metadata(&reply_text(&r)))
+        .unwrap_or_default();
+    Some(TurnDigest {
+        user,
+        assistant,
+        tool_errors,
+        score: None,
+    })
+}
+
+fn is_human_user(m: &Value) -> bool {
+    m.get("role").and_then(Value::as_str) == Some("user")
+        && !text_of(m.get("content")).trim().is_empty()
+}
+
+/// Text parts only; tool results and images are not what the user typed.
+fn text_of(content: Option<&Value>) -> String {
+    match content {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter(|p| matches!(p.get("type").and_then(Value::as_str), Some("text") | None))
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// Tool results in either protocol, with whether the tool itself flagged an error.
+fn tool_outputs(m: &Value) -> Vec<(String, bool)> {
+    match m.get("role").and_then(Value::as_str) {
+        Some("tool") => vec![(any_text(m.get("content")), false)],
+        Some("user") => m
+            .get("content")
+            .and_then(Value::as_array)
+            .map(|parts| {
+                parts
+                    .iter()
+                    .filter(|p| p.get("type").and_then(Value::as_str) == Some("tool_result"))
+                    .map(|p| {
+                        let flagged = p.get("is_error").and_then(Value::as_bool) == Some(true);
+                        (any_text(p.get("content")), flagged)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    }
+}
+
+fn any_text(content: Option<&Value>) -> String {
+    match content {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+fn looks_like_error(text: &str) -> bool {
+    let lower = text.to_lowercase();
+    [
+        "error",
+        "exception",
+        "traceback",
+        "failed",
+        "not found",
+        "denied",
+        "panicked",
+    ]
+    .iter()
+    .any(|w| lower.contains(w))
+}
+
+/// The assistant's reply in either protocol: its text, and the tools it called by name.
+fn reply_text(reply: &Value) -> String {
+    let mut out = Vec::new();
+    if let Some(message) = reply.pointer("/choices/0/message") {
+        if let Some(text) = message.get("content").and_then(Value::as_str) {
+            out.push(text.to_string());
+        }
+        for call in message
+            .get("tool_calls")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(name) = call.pointer("/function/name").and_then(Value::as_str) {
+                let args = call
+                    .pointer("/function/arguments")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                out.push(format!("[called tool {name}({args})]"));
+            }
+        }
+    }
+    for block in reply
+        .get("content")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        match block.get("type").and_then(Value::as_str) {
+            Some("text") => {
+                if let Some(t) = block.get("text").and_then(Value::as_str) {
+                    out.push(t.to_string());
+                }
+            }
+            Some("tool_use") => {
+                let name = block.get("name").and_then(Value::as_str).unwrap_or("?");
+                let input = block.get("input").map(Value::to_string).unwrap_or_default();
+                out.push(format!("[called tool {name}({input})]"));
+            }
+            _ => {}
+        }
+    }
+    out.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use metaclaw_store::TurnId;
+    use serde_json::json;
+
+    fn row(request: Value, reply: Value) -> TurnRow {
+        TurnRow {
+            id: TurnId(1),
+            session_id: "s".into(),
+            turn_index: 0,
+            turn_type: "main".into(),
+            scope: "default".into(),
+            client_protocol: "openai".into(),
+            upstream_protocol: "openai".into(),
+            upstream: "primary".into(),
+            model: "m".into(),
+            request_json: request.to_string(),
+            reply_json: Some(reply.to_string()),
+            status: 200,
+            error: None,
+            input_tokens: None,
+            output_tokens: None,
+            overhead_ms: 0.0,
+            ttft_ms: None,
+            total_ms: 1.0,
+            skill_generation: 1,
+            created_at_ms: 0,
+            injected_skills: vec![],
+        }
+    }
+
+    #[test]
+    fn strips_the_injected_block_and_keeps_tool_errors() {
+        let t = row(
+            json!({"messages":[
+                {"role":"user","content":"fix the build\n\n<metaclaw-context>\n## Skills\nstuff\n</metaclaw-context>"},
+                {"role":"assistant","tool_calls":[{"id":"c","type":"function","function":{"name":"sh","arguments":"{}"}}]},
+                {"role":"tool","tool_call_id":"c","content":"error: cannot find crate `foo`"},
+                {"role":"tool","tool_call_id":"d","content":"all good"}]}),
+            json!({"choices":[{"message":{"role":"assistant","content":"Added the dependency."}}]}),
+        );
+        let d = digest(&t).unwrap();
+        assert_eq!(d.user, "fix the build");
+        assert_eq!(d.tool_errors, vec!["error: cannot find crate `foo`"]);
+        assert_eq!(d.assistant, "Added the dependency.");
+    }
+
+    #[test]
+    fn anthropic_shapes() {
+        let t = row(
+            json!({"messages":[
+                {"role":"user","content":[{"type":"text","text":"deploy it"}]},
+                {"role":"assistant","content":[{"type":"tool_use","id":"t","name":"sh","input":{}}]},
+                {"role":"user","content":[{"type":"tool_result","tool_use_id":"t","is_error":true,"content":"exit 1"}]}]}),
+            json!({"content":[{"type":"text","text":"Retrying."},{"type":"tool_use","name":"sh","input":{"cmd":"make"}}]}),
+        );
+        let d = digest(&t).unwrap();
+        assert_eq!(d.user, "deploy it");
+        assert_eq!(d.tool_errors, vec!["exit 1"]);
+        assert!(d.assistant.starts_with("Retrying.\n[called tool sh("));
+        assert!(digest(&row(json!({"messages":[]}), json!({}))).is_none());
+    }
+}

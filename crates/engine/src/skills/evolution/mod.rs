@@ -1,0 +1,14 @@
+//! Skill evolution: after every N main turns of a session, at its end, on request (admin
+//! API) and from the RL trainer's low-success trigger, an evolver model reads what happened
+//! and proposes skills; accepted ones are written to the library, which reloads itself.
+//! One evolution at a time; failures are logged as events and never touch a chat request.
+
+mod digest;
+mod job;
+mod sink;
+mod worker;
+
+pub use digest::digest;
+pub use job::{Outcome, Trigger};
+pub use sink::LearningSink;
+pub use worker::{Evolution, EvolutionSettings, Worker};

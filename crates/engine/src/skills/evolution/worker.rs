@@ -1,0 +1,386 @@
+//! The evolution queue and the one worker that drains it, so evolutions never overlap and
+//! each one reads the library as the previous one left it.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, SystemTime};
+
+use metaclaw_skills::evolve::{
+    self, Decision, EvolverInput, Origin, TurnDigest, build_prompt, parse_proposals,
+};
+use metaclaw_store::{NewSkillEvent, RejectedSkill, Store};
+use serde_json::json;
+use tokio::sync::{mpsc, oneshot, watch};
+
+use super::digest::digest;
+use super::job::{Job, Outcome, Trigger};
+use crate::llm::{self, Completion, Endpoint};
+use crate::recorder::{RecorderHandle, unix_ms};
+use crate::skills::CurrentSkills;
+
+/// Evolutions waiting; beyond this a trigger is dropped (logged): the next one will cover
+/// the same turns, since each reads everything not yet evolved on.
+const QUEUE: usize = 64;
+/// Related skills shown to the evolver.
+const RELATED: usize = 5;
+/// Room for up to a few skills of 40 lines each.
+const MAX_TOKENS: u32 = 4000;
+/// How long to wait for the library to load what was just written.
+const RELOAD_WAIT: Duration = Duration::from_secs(10);
+
+#[derive(Debug, Clone)]
+pub struct EvolutionSettings {
+    /// `skills.auto_evolve`: the turn-count and session-end triggers.
+    pub auto: bool,
+    /// `skills.evolution_every_n_turns`; 0 leaves only session end.
+    pub every_n_turns: u32,
+    pub max_new: usize,
+}
+
+/// The handle: cheap to clone, never blocks.
+#[derive(Clone)]
+pub struct Evolution {
+    tx: mpsc::Sender<Job>,
+    settings: EvolutionSettings,
+    /// Main turns per open session since its last evolution.
+    counts: Arc<Mutex<HashMap<String, u32>>>,
+}
+
+/// What the worker needs.
+pub struct Worker {
+    pub endpoint: Endpoint,
+    pub http: reqwest::Client,
+    pub current: CurrentSkills,
+    pub swapped: watch::Receiver<u64>,
+    pub dir: PathBuf,
+    pub db: PathBuf,
+    pub recorder: RecorderHandle,
+    pub settings: EvolutionSettings,
+}
+
+impl Evolution {
+    /// Starts the worker task; it ends when every handle is dropped.
+    pub fn start(worker: Worker) -> Evolution {
+        let (tx, rx) = mpsc::channel(QUEUE);
+        let settings = worker.settings.clone();
+        tokio::spawn(run(worker, rx));
+        Evolution {
+            tx,
+            settings,
+            counts: Arc::new(Mutex::new(HashMap::new())),
+        }
+    }
+
+    pub fn main_turn(&self, session_id: &str) {
+        if !self.settings.auto {
+            return;
+        }
+        let due = {
+            let mut counts = self.counts.lock().unwrap_or_else(PoisonError::into_inner);
+            let n = counts.entry(session_id.to_string()).or_insert(0);
+            *n += 1;
+            let due = self.settings.every_n_turns > 0 && *n >= self.settings.every_n_turns;
+            if due {
+                *n = 0;
+            }
+            due
+        };
+        if due {
+            self.enqueue(
+                Trigger::EveryNTurns,
+                vec![session_id.to_string()],
+                None,
+                None,
+            );
+        }
+    }
+
+    pub fn session_ended(&self, session_id: &str) {
+        if !self.settings.auto {
+            return;
+        }
+        let left = self
+            .counts
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(session_id)
+            .unwrap_or(0);
+        if left > 0 {
+            self.enqueue(
+                Trigger::SessionEnd,
+                vec![session_id.to_string()],
+                None,
+                None,
+            );
+        }
+    }
+
+    /// Evolves on a session's turns not yet evolved on, now, and reports what happened.
+    pub async fn evolve_session(&self, session_id: &str) -> Option<Outcome> {
+        self.ask(Trigger::Manual, vec![session_id.to_string()], None)
+            .await
+    }
+
+    /// The RL trainer's trigger: a batch whose success rate was too low, with its judged
+    /// samples (scores included), evolved on directly.
+    pub async fn evolve_samples(
+        &self,
+        sessions: Vec<String>,
+        samples: Vec<TurnDigest>,
+    ) -> Option<Outcome> {
+        self.ask(Trigger::LowSuccess, sessions, Some(samples)).await
+    }
+
+    async fn ask(
+        &self,
+        trigger: Trigger,
+        sessions: Vec<String>,
+        samples: Option<Vec<TurnDigest>>,
+    ) -> Option<Outcome> {
+        let (tx, rx) = oneshot::channel();
+        self.enqueue(trigger, sessions, samples, Some(tx));
+        rx.await.ok()
+    }
+
+    fn enqueue(
+        &self,
+        trigger: Trigger,
+        sessions: Vec<String>,
+        samples: Option<Vec<TurnDigest>>,
+        reply: Option<oneshot::Sender<Outcome>>,
+    ) {
+        let job = Job {
+            trigger,
+            sessions,
+            samples,
+            reply,
+        };
+        if self.tx.try_send(job).is_err() {
+            tracing::warn!(
+                trigger = trigger.as_str(),
+                "skill evolution queue full; this trigger is skipped"
+            );
+        }
+    }
+}
+
+async fn run(mut worker: Worker, mut jobs: mpsc::Receiver<Job>) {
+    while let Some(job) = jobs.recv().await {
+        let outcome = evolve(&mut worker, &job).await;
+        if outcome.outcome != "skipped" {
+            log_event(&worker, &outcome).await;
+        }
+        match outcome.outcome.as_str() {
+            "failed" => tracing::warn!(
+                trigger = outcome.trigger.as_str(),
+                error = outcome.error.as_deref().unwrap_or_default(),
+                "skill evolution failed"
+            ),
+            _ => tracing::info!(
+                trigger = outcome.trigger.as_str(),
+                added = ?outcome.added,
+                improved = ?outcome.improved,
+                rejected = outcome.rejected.len(),
+                "skill evolution: {}",
+                outcome.outcome
+            ),
+        }
+        if let Some(reply) = job.reply {
+            let _ = reply.send(outcome);
+        }
+    }
+}
+
+async fn evolve(worker: &mut Worker, job: &Job) -> Outcome {
+    let mut out = Outcome {
+        trigger: job.trigger,
+        sessions: job.sessions.clone(),
+        outcome: "skipped".into(),
+        added: vec![],
+        improved: vec![],
+        rejected: vec![],
+        error: None,
+        generation: worker.current.get().generation,
+    };
+    let (turns, through) = match &job.samples {
+        Some(samples) => (samples.clone(), Vec::new()),
+        None => match unevolved_turns(worker, &job.sessions).await {
+            Ok(found) => found,
+            Err(e) => return failed(out, e),
+        },
+    };
+    if turns.is_empty() {
+        return out;
+    }
+    let snapshot = worker.current.get();
+    let library = snapshot.library.clone();
+    let asked: String = turns
+        .iter()
+        .map(|t| t.user.as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let related: Vec<_> = snapshot
+        .retriever
+        .rank(&asked)
+        .into_iter()
+        .filter_map(|h| library.get(&h.name))
+        .take(RELATED)
+        .collect();
+    let input = EvolverInput {
+        turns: &turns,
+        related,
+        existing_names: library.skills.iter().map(|s| s.name.as_str()).collect(),
+        max_new: worker.settings.max_new,
+    };
+    let (system, user) = build_prompt(&input);
+    let request = Completion {
+        system,
+        user,
+        max_tokens: MAX_TOKENS,
+        json_schema: Some(("skills".into(), evolve::response_schema())),
+    };
+    let answer = match llm::complete(&worker.http, &worker.endpoint, &request).await {
+        Ok(a) => a,
+        Err(e) => return failed(out, e.to_string()),
+    };
+    let parsed = match parse_proposals(&answer) {
+        Ok(p) => p,
+        Err(e) => return failed(out, format!("the evolver's answer was not usable: {e}")),
+    };
+    let origin = Origin {
+        sessions: job.sessions.clone(),
+        created_at: rfc3339_now(),
+        model: Some(worker.endpoint.model.clone()),
+    };
+    let decisions = evolve::decide(parsed.proposals, &library, &origin, worker.settings.max_new);
+    let writes = decisions.iter().any(|d| !matches!(d, Decision::Reject(_)));
+    let dir = worker.dir.clone();
+    let applied = match tokio::task::spawn_blocking(move || evolve::apply(&dir, &decisions)).await {
+        Ok(a) => a,
+        Err(e) => return failed(out, format!("writing skills failed: {e}")),
+    };
+    out.rejected = parsed
+        .rejected
+        .into_iter()
+        .chain(applied.rejected)
+        .map(|r| RejectedSkill {
+            name: r.name,
+            reason: r.reason,
+        })
+        .collect();
+    out.added = applied.added;
+    out.improved = applied.improved;
+    if writes && !(out.added.is_empty() && out.improved.is_empty()) {
+        out.generation = wait_for_reload(&mut worker.swapped, out.generation).await;
+        out.outcome = "added".into();
+    } else {
+        out.outcome = "nothing".into();
+    }
+    mark_evolved(worker, through).await;
+    out
+}
+
+fn failed(mut out: Outcome, error: String) -> Outcome {
+    out.outcome = "failed".into();
+    out.error = Some(error);
+    out
+}
+
+/// Main turns of `sessions` after the last one evolved on, oldest first, and the new
+/// high-water marks to store once the evolution is done.
+async fn unevolved_turns(
+    worker: &Worker,
+    sessions: &[String],
+) -> Result<(Vec<TurnDigest>, Vec<(String, u64)>), String> {
+    let recorder = worker.recorder.clone();
+    let db = worker.db.clone();
+    let sessions = sessions.to_vec();
+    let read = tokio::task::spawn_blocking(move || {
+        // The triggering turn may still be in the recorder's queue.
+        recorder.flush().map_err(|e| e.to_string())?;
+        let store = Store::open_read_only(&db).map_err(|e| e.to_string())?;
+        let mut digests = Vec::new();
+        let mut through = Vec::new();
+        for session in sessions {
+            let done: Option<u64> = store
+                .state_get(&through_key(&session))
+                .map_err(|e| e.to_string())?
+                .and_then(|v| v.parse().ok());
+            let turns = store.session_turns(&session).map_err(|e| e.to_string())?;
+            let fresh: Vec<_> = turns
+                .iter()
+                .filter(|t| done.is_none_or(|d| t.turn_index > d))
+                .filter(|t| t.turn_type == "main" && (200..300).contains(&t.status))
+                .collect();
+            if let Some(last) = fresh.last() {
+                through.push((session.clone(), last.turn_index));
+            }
+            digests.extend(fresh.into_iter().filter_map(digest));
+        }
+        Ok((digests, through))
+    })
+    .await;
+    read.map_err(|e| e.to_string())?
+}
+
+fn through_key(session: &str) -> String {
+    format!("skills.evolved_through.{session}")
+}
+
+async fn mark_evolved(worker: &Worker, through: Vec<(String, u64)>) {
+    if through.is_empty() {
+        return;
+    }
+    let db = worker.db.clone();
+    let written = tokio::task::spawn_blocking(move || {
+        let mut store = Store::open(&db)?;
+        for (session, index) in through {
+            store.state_set(&through_key(&session), &index.to_string())?;
+        }
+        Ok::<_, metaclaw_store::StoreError>(())
+    })
+    .await;
+    if !matches!(written, Ok(Ok(()))) {
+        tracing::warn!("could not record which turns were evolved on; they may be read again");
+    }
+}
+
+/// The generation after the library reloaded the written files (or the current one if the
+/// reload takes too long: the event is still logged, with the older number).
+async fn wait_for_reload(swapped: &mut watch::Receiver<u64>, before: u64) -> u64 {
+    let waited = tokio::time::timeout(RELOAD_WAIT, swapped.wait_for(|g| *g > before))
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .map(|g| *g);
+    waited.unwrap_or_else(|| *swapped.borrow())
+}
+
+async fn log_event(worker: &Worker, out: &Outcome) {
+    let event = NewSkillEvent {
+        at_ms: unix_ms(SystemTime::now()),
+        trigger: out.trigger.as_str().to_string(),
+        session_ids: out.sessions.clone(),
+        model: Some(worker.endpoint.model.clone()),
+        outcome: out.outcome.clone(),
+        added: out.added.clone(),
+        improved: out.improved.clone(),
+        rejected: out.rejected.clone(),
+        error: out.error.clone(),
+        generation: i64::try_from(out.generation).unwrap_or(i64::MAX),
+        detail: json!({}),
+    };
+    let db = worker.db.clone();
+    let written =
+        tokio::task::spawn_blocking(move || Store::open(&db)?.insert_skill_event(&event)).await;
+    if !matches!(written, Ok(Ok(_))) {
+        tracing::warn!("could not log the skill evolution event");
+    }
+}
+
+fn rfc3339_now() -> String {
+    time::OffsetDateTime::now_utc()
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
+}
