@@ -149,6 +149,7 @@ async fn send(base: &str, protocol: Protocol, body: &Value) {
         .await
         .unwrap();
     assert_eq!(r.status(), 200);
+    assert!(!r.text().await.unwrap().is_empty(), "a whole reply, streamed or not");
 }
 
 /// The bytes of a forwarded request up to the end of its last message.
@@ -158,7 +159,8 @@ fn through_last_message(raw: &str, body: &Value) -> String {
     raw[..end].to_string()
 }
 
-/// Three turns of one conversation: a new question, then a tool round on it. Each request
+/// Three turns of one conversation: a question, a new question (streamed), then a tool round
+/// on it. Each request
 /// must start with every byte the previous one sent through its last message, so the
 /// provider's prompt cache covers the whole earlier conversation.
 async fn three_turns_keep_the_prefix(protocol: Protocol) {
@@ -190,7 +192,10 @@ async fn three_turns_keep_the_prefix(protocol: Protocol) {
     send(&base, protocol, &body(&messages)).await;
     messages.push(json!({"role":"assistant","content":"Run the suite."}));
     messages.push(json!({"role":"user","content":"and how do I debug a failure?"}));
-    send(&base, protocol, &body(&messages)).await;
+    // The middle turn streams: injection does not depend on how the reply comes back.
+    let mut streamed = body(&messages);
+    streamed["stream"] = json!(true);
+    send(&base, protocol, &streamed).await;
     messages.push(tool_call);
     messages.push(tool_result);
     send(&base, protocol, &body(&messages)).await;

@@ -122,16 +122,28 @@ async fn an_edited_skill_is_served_without_a_restart() {
     )
     .unwrap();
 
-    // The watcher debounces and reloads in the background; the status reports the new
-    // generation once the new index is in force. Bounded poll: nothing else to wait on.
+    // The watcher debounces and reloads in the background (a plain write may be seen half
+    // done first, then whole); poll the admin API until the engine serves the new text.
+    // Bounded poll: nothing else to wait on.
+    let token = std::fs::read_to_string(home.path().join("run/admin_token")).unwrap();
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    while status(&home)["skills"]["generation"].as_u64().unwrap() == before {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the edit was never picked up"
-        );
+    loop {
+        let skill: Value = reqwest::Client::new()
+            .get(format!("http://127.0.0.1:{port}/api/skills/writing-tests-first"))
+            .bearer_auth(token.trim())
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        if skill["body"].as_str().unwrap_or_default().contains("EDITED-MARKER") {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the edit was never picked up");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    assert!(status(&home)["skills"]["generation"].as_u64().unwrap() > before);
     chat(port, "conv-2", &json!([{"role":"user","content":QUESTION}])).await;
     let sent = fake.requests().pop().unwrap().body["messages"][0]["content"]
         .as_str()

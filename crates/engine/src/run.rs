@@ -114,7 +114,13 @@ impl Engine {
             skills.as_ref().map(|s| s.current.clone()),
             config.injection.token_budget as usize,
         );
-        let sticky = SqliteSticky::new(paths.db.clone(), recorder.clone());
+        let sticky = {
+            let (db, recorder) = (paths.db.clone(), recorder.clone());
+            tokio::task::spawn_blocking(move || SqliteSticky::open(db, recorder))
+                .await
+                .map_err(|e| EngineError::Task(e.to_string()))?
+                .map_err(|e| EngineError::Recorder(e.to_string()))?
+        };
         let state: SharedState = Arc::new(
             AppState::new(
                 proxy_config,

@@ -83,6 +83,12 @@ pub trait Injector: Send + Sync {
     fn generation(&self) -> u64 {
         0
     }
+
+    /// False when nothing can ever be injected (skills and memory off): the proxy then skips
+    /// injection and its bookkeeping entirely.
+    fn active(&self) -> bool {
+        true
+    }
 }
 
 /// The injector used when skills and memory are off: injects nothing.
@@ -91,6 +97,10 @@ pub struct NoInjection;
 impl Injector for NoInjection {
     fn context_block<'a>(&'a self, _turn: &'a TurnContext) -> BoxFuture<'a, Option<Injection>> {
         Box::pin(async { None })
+    }
+
+    fn active(&self) -> bool {
+        false
     }
 }
 

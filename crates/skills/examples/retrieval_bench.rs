@@ -2,16 +2,20 @@
 //!
 //! Builds the index for the built-in bank (or 44 synthetic skills when `skills/` is absent)
 //! and for 10,000 synthetic skills, runs realistic queries against each, and prints the
-//! p50/p99 latency of `Retriever::retrieve`.
+//! p50/p99 latency of `Retriever::retrieve` alone and of a whole turn's work (retrieval and
+//! rendering the block within the default token budget).
 #![allow(clippy::print_stdout)]
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::time::Instant;
 
 use metaclaw_skills::retrieval::{RetrievalConfig, Retriever};
-use metaclaw_skills::{CATEGORIES, Skill, Source, parse_skill};
+use metaclaw_skills::{CATEGORIES, Skill, Source, parse_skill, render_skills};
 
 const QUERIES: usize = 4_000;
+/// `injection.token_budget`'s default.
+const TOKEN_BUDGET: usize = 1200;
 
 const WORDS: &[&str] = &[
     "api",
@@ -231,41 +235,67 @@ fn queries() -> Vec<String> {
     out
 }
 
-fn run(label: &str, skills: &[Skill], queries: &[String]) {
+/// What one turn costs the engine: retrieval, then rendering what it found into the block
+/// within the default token budget (as `ContextInjector::build` does).
+fn turn(retriever: &Retriever, by_name: &HashMap<&str, &Skill>, query: &str) -> usize {
+    let hits = retriever.retrieve(query);
+    let chosen = hits.iter().filter_map(|h| by_name.get(h.name.as_str()).copied());
+    render_skills(chosen, TOKEN_BUDGET).map_or(0, |r| r.skills.len())
+}
+
+fn percentiles(mut micros: Vec<f64>) -> (f64, f64, f64) {
+    micros.sort_by(f64::total_cmp);
+    let pct = |p: f64| micros[((micros.len() - 1) as f64 * p) as usize];
+    (pct(0.5), pct(0.99), pct(1.0))
+}
+
+fn run(label: &str, skills: &[Skill], queries: &[String], config: RetrievalConfig) {
     let started = Instant::now();
-    let retriever = Retriever::new(skills, RetrievalConfig::default());
+    let retriever = Retriever::new(skills, config);
     let build = started.elapsed();
+    let by_name: HashMap<&str, &Skill> = skills.iter().map(|s| (s.name.as_str(), s)).collect();
     // Warm caches so the first queries do not measure page faults.
     let mut returned = 0usize;
     for q in queries.iter().take(100) {
-        returned += retriever.retrieve(q).len();
+        returned += turn(&retriever, &by_name, q);
     }
-    let mut micros: Vec<f64> = queries
-        .iter()
-        .map(|q| {
-            let t = Instant::now();
-            returned += retriever.retrieve(q).len();
-            t.elapsed().as_secs_f64() * 1e6
-        })
-        .collect();
-    micros.sort_by(f64::total_cmp);
-    let pct = |p: f64| micros[((micros.len() - 1) as f64 * p) as usize];
+    let timed = |f: &dyn Fn(&str) -> usize, returned: &mut usize| {
+        let micros: Vec<f64> = queries
+            .iter()
+            .map(|q| {
+                let t = Instant::now();
+                *returned += f(q);
+                t.elapsed().as_secs_f64() * 1e6
+            })
+            .collect();
+        percentiles(micros)
+    };
+    let (r50, r99, rmax) = timed(&|q| retriever.retrieve(q).len(), &mut returned);
+    let mut injected = 0usize;
+    let (t50, t99, tmax) = timed(&|q| turn(&retriever, &by_name, q), &mut injected);
     println!(
-        "{label}: {} skills, index built in {:.1} ms, {} queries: p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs ({returned} hits)",
+        "{label}: {} skills, index built in {:.1} ms, {} queries\n  retrieval:             p50 {r50:.1} µs, p99 {r99:.1} µs, max {rmax:.1} µs ({returned} hits)\n  retrieval + rendering: p50 {t50:.1} µs, p99 {t99:.1} µs, max {tmax:.1} µs ({injected} skills injected)",
         retriever.index.len(),
         build.as_secs_f64() * 1e3,
-        micros.len(),
-        pct(0.5),
-        pct(0.99),
-        pct(1.0),
+        queries.len(),
     );
 }
 
 fn main() {
     let queries = queries();
+    let defaults = RetrievalConfig::default();
     match builtin_bank() {
-        Some(bank) => run("built-in bank", &bank, &queries),
-        None => run("synthetic bank", &synthetic_bank(44), &queries),
+        Some(bank) => run("built-in bank", &bank, &queries, defaults.clone()),
+        None => run("synthetic bank", &synthetic_bank(44), &queries, defaults.clone()),
     }
-    run("synthetic 10k", &synthetic_bank(10_000), &queries);
+    let big = synthetic_bank(10_000);
+    run("synthetic 10k", &big, &queries, defaults);
+    // Random pseudo-words rarely pass the thresholds; without them every turn renders
+    // top_k skills, the worst case for rendering.
+    let worst = RetrievalConfig {
+        min_score: 0.0,
+        min_relative: 0.0,
+        ..RetrievalConfig::default()
+    };
+    run("synthetic 10k, thresholds off", &big, &queries, worst);
 }

@@ -44,6 +44,16 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// Sessions that have remembered blocks, so a caller can skip the lookup for a session
+    /// it has never seen (most first turns).
+    pub fn sessions_with_blocks(&self) -> Result<Vec<String>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT DISTINCT session_id FROM injected_blocks")?;
+        let rows = stmt.query_map([], |row| row.get(0))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
     /// Deletes blocks stored before `older_than_ms`; returns how many were removed.
     pub fn prune_injected_blocks(&mut self, older_than_ms: i64) -> Result<usize, StoreError> {
         let removed = self

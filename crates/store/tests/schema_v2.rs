@@ -131,6 +131,9 @@ fn the_first_block_for_a_message_wins_and_old_ones_are_pruned() {
     assert_eq!(store.injected_blocks("s").unwrap().len(), 1);
     assert_eq!(store.injected_blocks("t").unwrap().len(), 1);
     assert!(store.injected_blocks("unknown").unwrap().is_empty());
+    let mut sessions = store.sessions_with_blocks().unwrap();
+    sessions.sort();
+    assert_eq!(sessions, ["s", "t"]);
 }
 
 #[test]

@@ -3,6 +3,7 @@
 //! proxy and the fake.
 
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
@@ -26,31 +27,79 @@ pub struct Sample {
     pub overhead_ms: Option<f64>,
 }
 
-/// A fixed request aimed at one server.
+/// What the requests ask.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Workload {
+    /// One fixed question: after the first request every turn reuses the remembered block.
+    Hello,
+    /// The first turn of a new conversation every time (its own session id), asking
+    /// questions that match built-in skills: retrieval, rendering, injection and the
+    /// remembered block's write on every request — the most skills can cost.
+    NewConversations,
+}
+
+/// Questions an agent's user might ask, most of them matching a built-in skill.
+const QUESTIONS: &[&str] = &[
+    "My pytest suite fails with an ImportError after I renamed a module. How do I debug it?",
+    "Write a bash script that renames every .jpeg file in a folder to .jpg safely.",
+    "Review this pull request for security problems: it builds SQL from user input.",
+    "Summarise the latest research on retrieval augmented generation with sources.",
+    "Our CI is flaky: the same integration test passes locally and fails on CI.",
+    "Draft a polite email to a client explaining the release slipped by a week.",
+    "How should I design the REST API for invoices with pagination and versioning?",
+    "Plan a database migration that renames a column without downtime.",
+    "Analyse this CSV of sales by region and tell me which quarter grew fastest.",
+    "Help me set up two-factor authentication and a password manager for my accounts.",
+    "The service leaks memory after a day in production; where do I start?",
+    "Schedule a weekly backup of my notes folder to an external drive.",
+    "Explain this Rust borrow checker error: cannot borrow as mutable more than once.",
+    "What is a good commit message for a change that fixes a race in the cache?",
+    "Refactor this 400-line function into smaller pieces without changing behaviour.",
+    "Say hello in one short sentence.",
+];
+
+/// Numbers new conversations across all connections and rounds.
+static CONVERSATIONS: AtomicU64 = AtomicU64::new(0);
+
+/// A request aimed at one server.
 #[derive(Debug, Clone)]
 pub struct Target {
     pub addr: SocketAddr,
     pub bearer: String,
     pub stream: bool,
+    pub workload: Workload,
 }
 
 impl Target {
-    fn body(&self) -> &'static str {
+    fn body(&self, question: &str) -> String {
+        let question = serde_json::Value::from(question);
         if self.stream {
-            r#"{"model":"fake-model","messages":[{"role":"user","content":"Say hello in one short sentence."}],"stream":true,"stream_options":{"include_usage":true}}"#
+            format!(
+                r#"{{"model":"fake-model","messages":[{{"role":"user","content":{question}}}],"stream":true,"stream_options":{{"include_usage":true}}}}"#
+            )
         } else {
-            r#"{"model":"fake-model","messages":[{"role":"user","content":"Say hello in one short sentence."}],"stream":false}"#
+            format!(
+                r#"{{"model":"fake-model","messages":[{{"role":"user","content":{question}}}],"stream":false}}"#
+            )
         }
     }
 
     fn request(&self) -> Result<Request<Full<Bytes>>> {
-        Ok(Request::builder()
+        let builder = Request::builder()
             .method(Method::POST)
             .uri("/v1/chat/completions")
             .header(header::HOST, self.addr.to_string())
             .header(header::AUTHORIZATION, format!("Bearer {}", self.bearer))
-            .header(header::CONTENT_TYPE, "application/json")
-            .body(Full::new(Bytes::from_static(self.body().as_bytes())))?)
+            .header(header::CONTENT_TYPE, "application/json");
+        let (builder, question) = match self.workload {
+            Workload::Hello => (builder, "Say hello in one short sentence."),
+            Workload::NewConversations => {
+                let n = CONVERSATIONS.fetch_add(1, Ordering::Relaxed);
+                let question = QUESTIONS[(n % QUESTIONS.len() as u64) as usize];
+                (builder.header("x-session-id", format!("bench-{n}")), question)
+            }
+        };
+        Ok(builder.body(Full::new(Bytes::from(self.body(question))))?)
     }
 }
 

@@ -86,13 +86,15 @@ pub struct ProxySpec<'a> {
     pub upstream: SocketAddr,
     pub upstream_key: &'a str,
     pub proxy_key: &'a str,
+    /// YAML appended to the proxy's config (e.g. `skills:\n  enabled: false\n`).
+    pub extra_config: &'a str,
 }
 
 pub async fn start_proxy(spec: &ProxySpec<'_>, ready_within: Duration) -> Result<Proxy> {
     let home = tempfile::tempdir()?;
     let config = format!(
-        "llm:\n  api: openai\n  api_base: http://{}/v1\n  model_id: fake-model\n",
-        spec.upstream
+        "llm:\n  api: openai\n  api_base: http://{}/v1\n  model_id: fake-model\n{}",
+        spec.upstream, spec.extra_config
     );
     std::fs::write(home.path().join("config.yaml"), config)?;
     let log = home.path().join("bench-proxy.log");

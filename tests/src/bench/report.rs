@@ -46,12 +46,24 @@ impl Added {
     }
 }
 
+/// The same new-conversation workload through a proxy with skills off and one with skills
+/// on, each against the direct baseline of the same rounds.
+#[derive(Debug, Clone, Serialize)]
+pub struct SkillsCompare {
+    pub off: Added,
+    pub on: Added,
+    /// Mean `x-metaclaw-overhead-ms` with skills off and on.
+    pub overhead_off_ms: Option<f64>,
+    pub overhead_on_ms: Option<f64>,
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
     pub settings: Settings,
     pub phases: Vec<PhaseStats>,
     pub added_non_stream: Option<Added>,
     pub added_stream: Option<Added>,
+    pub skills: Option<SkillsCompare>,
     pub proxy_rss_idle_kib: Option<u64>,
     pub proxy_rss_peak_kib: Option<u64>,
     pub total_errors: u64,
@@ -126,6 +138,21 @@ impl Report {
                 opt(a.ttft_p99_ms, true),
                 a.throughput_ratio,
             );
+        }
+        if let Some(k) = &self.skills {
+            for (label, a, overhead) in [
+                ("skills off", &k.off, k.overhead_off_ms),
+                ("skills on ", &k.on, k.overhead_on_ms),
+            ] {
+                let _ = writeln!(
+                    out,
+                    "new conversations, {label}: added latency p50 {:+.3} ms, p99 {:+.3} ms; throughput ratio {:.2}; MetaClaw's own time {} ms",
+                    a.latency_p50_ms,
+                    a.latency_p99_ms,
+                    a.throughput_ratio,
+                    opt(overhead, false),
+                );
+            }
         }
         let _ = writeln!(
             out,

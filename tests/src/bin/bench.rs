@@ -6,7 +6,7 @@
 //! worker threads then measure instead of also serving, and the fake is scheduled by the OS
 //! like the proxy, the same way a separate provider would be.
 //!
-//! `cargo build --release -p metaclaw -p metaclaw-e2e && target/release/bench [--json]`
+//! `cargo build --release -p metaclaw -p metaclaw-e2e && target/release/bench [--skills] [--json]`
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -14,10 +14,10 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use clap::Parser;
-use metaclaw_e2e::bench::client::{Conn, Target};
+use metaclaw_e2e::bench::client::{Conn, Target, Workload};
 use metaclaw_e2e::bench::load::{RoundResult, run_round};
 use metaclaw_e2e::bench::procs::{self, ProxySpec};
-use metaclaw_e2e::bench::report::{Added, Report, Settings};
+use metaclaw_e2e::bench::report::{Added, Report, Settings, SkillsCompare};
 use metaclaw_e2e::bench::rss::PeakRss;
 use metaclaw_e2e::bench::stats::PhaseStats;
 
@@ -59,6 +59,11 @@ struct Args {
     /// Also print the report as JSON.
     #[arg(long)]
     json: bool,
+    /// Also compare skills off and on: a second proxy with skills disabled, and a workload
+    /// where every request is the first turn of a new conversation asking a question that
+    /// matches built-in skills (non-streaming).
+    #[arg(long)]
+    skills: bool,
     /// Only load the fake directly (no proxy): checks the generator itself.
     #[arg(long)]
     direct_only: bool,
@@ -136,6 +141,7 @@ async fn run(args: &Args) -> Result<Report> {
             upstream: fake_addr,
             upstream_key: UPSTREAM_KEY,
             proxy_key: PROXY_KEY,
+            extra_config: "",
         };
         Some(
             procs::start_proxy(&spec, Duration::from_secs(30))
@@ -154,6 +160,7 @@ async fn run(args: &Args) -> Result<Report> {
         addr,
         bearer: bearer.to_owned(),
         stream,
+        workload: Workload::Hello,
     };
 
     // One request each way first, so a misconfigured proxy fails with its own answer.
@@ -205,6 +212,55 @@ async fn run(args: &Args) -> Result<Report> {
             phases.push(d);
         }
     }
+    let skills = match (&proxy, args.skills) {
+        (Some(on), true) => {
+            let spec = ProxySpec {
+                exe: &proxy_exe,
+                upstream: fake_addr,
+                upstream_key: UPSTREAM_KEY,
+                proxy_key: PROXY_KEY,
+                extra_config: "skills:\n  enabled: false\n",
+            };
+            let off = procs::start_proxy(&spec, Duration::from_secs(30))
+                .await
+                .context("the skills-off proxy did not start")?;
+            let agent = |addr, bearer: &str| Target {
+                addr,
+                bearer: bearer.to_owned(),
+                stream: false,
+                workload: Workload::NewConversations,
+            };
+            let targets = [
+                ("new-conv direct", agent(fake_addr, UPSTREAM_KEY)),
+                ("new-conv skills off", agent(off.addr, PROXY_KEY)),
+                ("new-conv skills on", agent(on.addr, PROXY_KEY)),
+            ];
+            let mut results: [RoundResult; 3] = Default::default();
+            for round in 0..args.rounds {
+                let mut order: Vec<usize> = vec![0, 1, 2];
+                order.rotate_left(round % 3);
+                for i in order {
+                    let t = &targets[i].1;
+                    let warm = run_round(t, args.concurrency, warmup, args.rate).await?;
+                    results[i].errors += warm.errors;
+                    results[i].absorb(run_round(t, args.concurrency, per_round, args.rate).await?);
+                }
+            }
+            let [d, off_r, on_r] = results;
+            let d = PhaseStats::new(targets[0].0, d);
+            let off_s = PhaseStats::new(targets[1].0, off_r);
+            let on_s = PhaseStats::new(targets[2].0, on_r);
+            let compare = SkillsCompare {
+                off: Added::between(&d, &off_s),
+                on: Added::between(&d, &on_s),
+                overhead_off_ms: off_s.overhead_ms_mean,
+                overhead_on_ms: on_s.overhead_ms_mean,
+            };
+            phases.extend([d, off_s, on_s]);
+            Some(compare)
+        }
+        _ => None,
+    };
     let peak_rss = match peak {
         Some(p) => Some(p.finish().await),
         None => None,
@@ -221,6 +277,7 @@ async fn run(args: &Args) -> Result<Report> {
         phases,
         added_non_stream,
         added_stream,
+        skills,
         proxy_rss_idle_kib: idle_rss,
         proxy_rss_peak_kib: peak_rss,
     })

@@ -27,6 +27,9 @@ pub async fn inject(
     model: &str,
     body: &mut Map<String, Value>,
 ) -> Option<Arc<Injection>> {
+    if !state.injector.active() {
+        return None;
+    }
     match state.config.placement {
         Placement::User => on_user_messages(state, client, meta, model, body).await,
         Placement::System => on_system_prompt(state, client, meta, model, body).await,
