@@ -40,7 +40,12 @@ def test_openai_sdk_gets_a_testing_skill_and_keeps_it_on_resend(proxy, fake):
     text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
     assert text.startswith("Echo: " + QUESTION)
 
-    messages += [{"role": "assistant", "content": text}, {"role": "user", "content": FOLLOW_UP}]
+    # The fake echoes the user's text, block included; a real model would not, so the
+    # conversation goes on with a plain answer.
+    messages += [
+        {"role": "assistant", "content": "Run the failing test alone first."},
+        {"role": "user", "content": FOLLOW_UP},
+    ]
     r = client.chat.completions.create(model="any", messages=messages, extra_headers=session)
     assert r.choices[0].finish_reason == "stop"
 
