@@ -239,7 +239,9 @@ fn queries() -> Vec<String> {
 /// within the default token budget (as `ContextInjector::build` does).
 fn turn(retriever: &Retriever, by_name: &HashMap<&str, &Skill>, query: &str) -> usize {
     let hits = retriever.retrieve(query);
-    let chosen = hits.iter().filter_map(|h| by_name.get(h.name.as_str()).copied());
+    let chosen = hits
+        .iter()
+        .filter_map(|h| by_name.get(h.name.as_str()).copied());
     render_skills(chosen, TOKEN_BUDGET).map_or(0, |r| r.skills.len())
 }
 
@@ -286,7 +288,12 @@ fn main() {
     let defaults = RetrievalConfig::default();
     match builtin_bank() {
         Some(bank) => run("built-in bank", &bank, &queries, defaults.clone()),
-        None => run("synthetic bank", &synthetic_bank(44), &queries, defaults.clone()),
+        None => run(
+            "synthetic bank",
+            &synthetic_bank(44),
+            &queries,
+            defaults.clone(),
+        ),
     }
     let big = synthetic_bank(10_000);
     run("synthetic 10k", &big, &queries, defaults);
