@@ -149,7 +149,10 @@ async fn send(base: &str, protocol: Protocol, body: &Value) {
         .await
         .unwrap();
     assert_eq!(r.status(), 200);
-    assert!(!r.text().await.unwrap().is_empty(), "a whole reply, streamed or not");
+    assert!(
+        !r.text().await.unwrap().is_empty(),
+        "a whole reply, streamed or not"
+    );
 }
 
 /// The bytes of a forwarded request up to the end of its last message.

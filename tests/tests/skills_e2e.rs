@@ -129,7 +129,9 @@ async fn an_edited_skill_is_served_without_a_restart() {
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     loop {
         let skill: Value = reqwest::Client::new()
-            .get(format!("http://127.0.0.1:{port}/api/skills/writing-tests-first"))
+            .get(format!(
+                "http://127.0.0.1:{port}/api/skills/writing-tests-first"
+            ))
             .bearer_auth(token.trim())
             .send()
             .await
@@ -137,10 +139,17 @@ async fn an_edited_skill_is_served_without_a_restart() {
             .json()
             .await
             .unwrap();
-        if skill["body"].as_str().unwrap_or_default().contains("EDITED-MARKER") {
+        if skill["body"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("EDITED-MARKER")
+        {
             break;
         }
-        assert!(std::time::Instant::now() < deadline, "the edit was never picked up");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the edit was never picked up"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert!(status(&home)["skills"]["generation"].as_u64().unwrap() > before);

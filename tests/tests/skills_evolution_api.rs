@@ -82,7 +82,10 @@ async fn low_success_samples_are_evolved_with_their_scores() {
     assert_eq!(out.trigger, Trigger::LowSuccess);
     assert_eq!(out.outcome, "added", "{out:?}");
     assert_eq!(out.added, vec!["confirm-timezone-before-scheduling"]);
-    assert!(out.generation > before, "the new skill is served under a new generation");
+    assert!(
+        out.generation > before,
+        "the new skill is served under a new generation"
+    );
     assert!(
         runtime
             .current

@@ -96,7 +96,10 @@ impl Target {
             Workload::NewConversations => {
                 let n = CONVERSATIONS.fetch_add(1, Ordering::Relaxed);
                 let question = QUESTIONS[(n % QUESTIONS.len() as u64) as usize];
-                (builder.header("x-session-id", format!("bench-{n}")), question)
+                (
+                    builder.header("x-session-id", format!("bench-{n}")),
+                    question,
+                )
             }
         };
         Ok(builder.body(Full::new(Bytes::from(self.body(question))))?)
