@@ -4,19 +4,29 @@
 //! exactly the block each message got the first time keeps every byte before the newest
 //! user message identical to the previous request, which is what keeps the provider's
 //! prompt cache warm. The first block stored for a key wins and never changes.
+//!
+//! Memory holds the blocks of the [`MAX_SESSIONS`] most recently used sessions; an evicted
+//! session's blocks are read back from the store when it returns, so a client that opens a
+//! new conversation on every request cannot grow memory without bound.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use tokio::sync::OnceCell;
 
 use crate::seams::{Injection, StickyStore};
 
+/// Sessions whose blocks stay in memory.
+pub const MAX_SESSIONS: usize = 2048;
+
 /// One open session's blocks, loaded from the store on first use.
 #[derive(Default)]
 pub struct SessionBlocks {
     loaded: OnceCell<()>,
     blocks: Mutex<HashMap<String, Arc<Injection>>>,
+    /// When it was last used, on the [`Sticky`] clock.
+    last_used: AtomicU64,
 }
 
 impl SessionBlocks {
@@ -43,6 +53,8 @@ impl SessionBlocks {
 pub struct Sticky {
     store: Arc<dyn StickyStore>,
     sessions: Mutex<HashMap<String, Arc<SessionBlocks>>>,
+    /// A logical clock for least-recently-used eviction.
+    clock: AtomicU64,
 }
 
 impl Sticky {
@@ -50,18 +62,24 @@ impl Sticky {
         Sticky {
             store,
             sessions: Mutex::new(HashMap::new()),
+            clock: AtomicU64::new(0),
         }
     }
 
     /// The session's blocks, loading what an earlier run remembered the first time.
     pub async fn session(&self, session_id: &str) -> Arc<SessionBlocks> {
-        let entry = self
-            .sessions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .entry(session_id.to_string())
-            .or_default()
-            .clone();
+        let now = self.clock.fetch_add(1, Ordering::Relaxed);
+        let entry = {
+            let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+            if !sessions.contains_key(session_id) && sessions.len() >= MAX_SESSIONS {
+                evict_least_recent(&mut sessions);
+            }
+            sessions
+                .entry(session_id.to_string())
+                .or_default()
+                .clone()
+        };
+        entry.last_used.store(now, Ordering::Relaxed);
         entry
             .loaded
             .get_or_init(|| async {
@@ -103,6 +121,18 @@ impl Sticky {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .len()
+    }
+}
+
+/// A linear scan, run only when a new session arrives at a full cache: cheaper than keeping
+/// an ordered structure up to date on every turn.
+fn evict_least_recent(sessions: &mut HashMap<String, Arc<SessionBlocks>>) {
+    let oldest = sessions
+        .iter()
+        .min_by_key(|(_, b)| b.last_used.load(Ordering::Relaxed))
+        .map(|(id, _)| id.clone());
+    if let Some(id) = oldest {
+        sessions.remove(&id);
     }
 }
 
@@ -167,5 +197,20 @@ mod tests {
             "reloaded from the store"
         );
         assert!(sticky.session("s2").await.get("k").is_none());
+    }
+
+    #[tokio::test]
+    async fn memory_keeps_the_most_recent_sessions_and_the_store_the_rest() {
+        let store = Arc::new(Recorded::default());
+        let sticky = Sticky::new(store.clone());
+        let first = sticky.session("s0").await;
+        sticky.remember("s0", &first, "k", inj("A"));
+        for i in 1..=MAX_SESSIONS {
+            sticky.session(&format!("s{i}")).await;
+        }
+        assert_eq!(sticky.open_sessions(), MAX_SESSIONS);
+        // s0 was the least recently used, so it left memory; its block comes back from the store.
+        assert_eq!(sticky.session("s0").await.get("k").unwrap().block, "A");
+        assert_eq!(sticky.open_sessions(), MAX_SESSIONS);
     }
 }
