@@ -74,10 +74,7 @@ impl Sticky {
             if !sessions.contains_key(session_id) && sessions.len() >= MAX_SESSIONS {
                 evict_least_recent(&mut sessions);
             }
-            sessions
-                .entry(session_id.to_string())
-                .or_default()
-                .clone()
+            sessions.entry(session_id.to_string()).or_default().clone()
         };
         entry.last_used.store(now, Ordering::Relaxed);
         entry
