@@ -2,25 +2,26 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use metaclaw_proxy::seams::TurnSink;
 use metaclaw_proxy::{AppState, SharedState};
+use metaclaw_skills::retrieval::Fusion;
 
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::admin::{self, AdminState, SkillsAdmin, UpstreamStatus};
-use crate::config::{Config, ConfigError, Overrides};
+use crate::config::{Config, ConfigError, Overrides, SkillRetrieval};
 use crate::context::{ContextInjector, SqliteSticky};
 use crate::llm::{self, Endpoint};
 use crate::paths::{Paths, PathsError};
 use crate::recorder::{self, RecorderWorker};
 use crate::runfiles::{self, InstanceLock, RunError, RunInfo};
 use crate::secrets::{SecretError, SecretStore, ensure_proxy_key};
-use crate::skills::SkillsRuntime;
 use crate::skills::evolution::{Evolution, EvolutionSettings, LearningSink, Worker};
+use crate::skills::{SemanticQuery, SemanticSetup, SkillsRuntime};
 use crate::wiring::{self, LLM_KEY, WiringError};
 
 /// Turns waiting for the recorder; beyond this, turns are dropped (counted) rather than
@@ -78,7 +79,7 @@ impl Engine {
 
         // Keychain access blocks (D-Bus); keep it off the runtime's worker threads.
         let secrets = SecretStore::open(&paths)?.with_legacy(loaded.legacy_secrets.clone());
-        let (proxy_config, upstreams, evolver) = {
+        let (proxy_config, upstreams, evolver, embeddings) = {
             let secrets = secrets.clone();
             let config = config.clone();
             tokio::task::spawn_blocking(move || -> Result<_, EngineError> {
@@ -86,7 +87,10 @@ impl Engine {
                 let proxy = wiring::proxy_config(&config, &secrets, Some(key))?;
                 let upstreams = upstream_status(&proxy, &config, &secrets);
                 let evolver = llm::evolver_endpoint(&config, &secrets);
-                Ok((proxy, upstreams, evolver))
+                let embeddings = (config.skills.retrieval_mode != SkillRetrieval::Template)
+                    .then(|| llm::embedding_endpoint(&config, &secrets))
+                    .flatten();
+                Ok((proxy, upstreams, evolver, embeddings))
             })
             .await
             .map_err(|e| EngineError::Task(e.to_string()))??
@@ -99,9 +103,16 @@ impl Engine {
 
         let (recorder, worker) = recorder::start(&paths.db, RECORDER_CAPACITY)
             .map_err(|e| EngineError::Recorder(e.to_string()))?;
+        let semantic = config
+            .skills
+            .enabled
+            .then(|| semantic_setup(&config, &paths, embeddings))
+            .flatten();
+        let semantic_query = semantic.as_ref().map(|s| Arc::new(SemanticQuery::new(s)));
         let skills = if config.skills.enabled {
+            let (dir, db) = (config.skills_dir(&paths), paths.db.clone());
             let retrieval = retrieval_config(&config);
-            Some(SkillsRuntime::start(config.skills_dir(&paths), paths.db.clone(), retrieval).await)
+            Some(SkillsRuntime::start_with(dir, db, retrieval, semantic).await)
         } else {
             None
         };
@@ -112,6 +123,7 @@ impl Engine {
         });
         let injector = ContextInjector::new(
             skills.as_ref().map(|s| s.current.clone()),
+            semantic_query.clone(),
             config.injection.token_budget as usize,
         );
         let sticky = {
@@ -166,6 +178,8 @@ impl Engine {
                 current: s.current.clone(),
                 dir: s.dir.clone(),
                 evolution: evolution.clone(),
+                mode: config.skills.retrieval_mode,
+                semantic: semantic_query.clone(),
             }),
         });
         let app = metaclaw_proxy::router(state.clone()).merge(admin::router(admin_state));
@@ -273,6 +287,40 @@ fn start_evolution(
             max_new: config.skills.max_new_skills as usize,
         },
     }))
+}
+
+/// What the `embedding` and `hybrid` modes need; `None` in `template` mode, or when no
+/// embeddings API resolves (then retrieval is lexical, and the log says why once).
+fn semantic_setup(
+    config: &Config,
+    paths: &Paths,
+    endpoint: Option<Endpoint>,
+) -> Option<SemanticSetup> {
+    let fusion = match config.skills.retrieval_mode {
+        SkillRetrieval::Template => return None,
+        SkillRetrieval::Embedding => Fusion::Embedding,
+        SkillRetrieval::Hybrid => Fusion::Hybrid,
+    };
+    let Some(endpoint) = endpoint else {
+        tracing::warn!(
+            mode = ?config.skills.retrieval_mode,
+            "skills.retrieval_mode needs an embeddings API (set skills.embedding_api_base, or use an openai llm.api_base); retrieval stays lexical"
+        );
+        return None;
+    };
+    let http = reqwest::Client::builder()
+        .user_agent(concat!("metaclaw/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| tracing::warn!(error = %e, "semantic skill retrieval is off"))
+        .ok()?;
+    Some(SemanticSetup {
+        endpoint,
+        http,
+        fusion,
+        min_similarity: config.skills.min_similarity,
+        query_timeout: Duration::from_millis(config.skills.embedding_timeout_ms),
+        db: paths.db.clone(),
+    })
 }
 
 /// `skills.top_k` / `task_specific_top_k` over the measured thresholds.

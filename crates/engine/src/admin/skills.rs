@@ -16,8 +16,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::routes::{AdminState, error};
-use crate::skills::CurrentSkills;
+use crate::config::SkillRetrieval;
 use crate::skills::evolution::Evolution;
+use crate::skills::{CurrentSkills, SemanticQuery};
 
 /// What the skills routes need from the engine.
 #[derive(Clone)]
@@ -26,6 +27,10 @@ pub struct SkillsAdmin {
     pub dir: PathBuf,
     /// `None` when no evolver model is configured.
     pub evolution: Option<Evolution>,
+    /// `skills.retrieval_mode`, as configured.
+    pub mode: SkillRetrieval,
+    /// The query side of semantic retrieval; `None` in template mode or without an API.
+    pub semantic: Option<Arc<SemanticQuery>>,
 }
 
 pub fn router() -> Router<Arc<AdminState>> {
@@ -101,29 +106,55 @@ struct SearchQuery {
     limit: Option<usize>,
 }
 
-/// Every matching skill with its score and matched terms, and which of them a turn with this
-/// text would get injected.
+/// Every matching skill with its score and matched terms (and its cosine when a semantic
+/// index is in force), and which of them a turn with this text would get injected. The
+/// ranking follows the mode: BM25F, cosine, or both fused.
 async fn search(State(state): State<Arc<AdminState>>, Query(q): Query<SearchQuery>) -> Response {
     let Some(skills) = state.skills.as_ref() else {
         return off();
     };
     let snapshot = skills.current.get();
-    let injected: Vec<String> = snapshot
-        .retrieve(&q.q)
-        .into_iter()
-        .map(|h| h.name)
-        .collect();
-    let ranked: Vec<Value> = snapshot
-        .retriever
-        .rank(&q.q)
+    let similar = match &skills.semantic {
+        Some(semantic) => semantic
+            .similar(&snapshot, &q.q)
+            .await
+            .map(|sim| (semantic, sim)),
+        None => None,
+    };
+    let (injected, ranked) = match &similar {
+        Some((semantic, sim)) => (
+            snapshot
+                .retriever
+                .retrieve_fused(&q.q, sim, semantic.fusion, semantic.min_similarity),
+            snapshot.retriever.rank_fused(&q.q, sim, semantic.fusion),
+        ),
+        None => (snapshot.retrieve(&q.q), snapshot.retriever.rank(&q.q)),
+    };
+    let injected: Vec<String> = injected.into_iter().map(|h| h.name).collect();
+    let ranked: Vec<Value> = ranked
         .into_iter()
         .take(q.limit.unwrap_or(20).min(500))
         .map(|h| {
-            json!({"name": h.name, "score": h.score, "matched_terms": h.matched_terms,
-                   "injected": injected.contains(&h.name)})
+            let mut v = json!({"name": h.name, "score": h.score, "matched_terms": h.matched_terms,
+                               "injected": injected.contains(&h.name)});
+            if let Some(cosine) = h.cosine {
+                v["cosine"] = json!(cosine);
+            }
+            v
         })
         .collect();
-    Json(json!({"query": q.q, "injected": injected, "ranked": ranked})).into_response()
+    Json(json!({
+        "query": q.q,
+        "generation": snapshot.generation,
+        "mode": skills.mode,
+        // Whether this answer used the semantic index (else it is lexical: template mode,
+        // vectors not loaded yet, or the embeddings API failed for this query).
+        "semantic": similar.is_some(),
+        "semantic_index_skills": snapshot.semantic().map(|i| i.len()),
+        "injected": injected,
+        "ranked": ranked,
+    }))
+    .into_response()
 }
 
 #[derive(Deserialize)]

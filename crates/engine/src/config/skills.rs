@@ -14,13 +14,16 @@ pub enum SkillRetrieval {
     Hybrid,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct SkillsConfig {
     #[serde(deserialize_with = "de::flexible_bool")]
     pub enabled: bool,
     /// Empty: `$METACLAW_HOME/skills`. `~` is expanded.
     pub dir: String,
+    /// `template` (lexical), `embedding` (cosine to the query) or `hybrid` (both fused).
+    /// The last two need an embeddings API; until its vectors are in, and on any failure,
+    /// retrieval is lexical.
     pub retrieval_mode: SkillRetrieval,
     pub top_k: u32,
     pub task_specific_top_k: u32,
@@ -44,6 +47,14 @@ pub struct SkillsConfig {
     pub embedding_api_base: String,
     /// Empty: `text-embedding-3-small` (used by the embedding and hybrid retrieval modes).
     pub embedding_model: String,
+    /// Cosine a skill needs to be injected in `embedding` mode (and to be a candidate on the
+    /// semantic side of `hybrid`), from -1 to 1.
+    #[serde(deserialize_with = "similarity")]
+    pub min_similarity: f32,
+    /// How long a turn waits for its query's embedding before falling back to lexical
+    /// retrieval for that turn.
+    #[serde(deserialize_with = "de::positive")]
+    pub embedding_timeout_ms: u64,
 }
 
 impl Default for SkillsConfig {
@@ -64,6 +75,13 @@ impl Default for SkillsConfig {
             evolver_model: String::new(),
             embedding_api_base: String::new(),
             embedding_model: String::new(),
+            // OpenAI's text-embedding-3 models put a query that restates a skill's purpose
+            // at about 0.35-0.6 and unrelated English text mostly below 0.25; 0.3 keeps the
+            // former. Other models have other scales, hence the knob.
+            min_similarity: 0.3,
+            // An embeddings call usually answers in 100-300 ms; a turn should never pay
+            // more than a second for skills.
+            embedding_timeout_ms: 1000,
         }
     }
 }
@@ -80,5 +98,33 @@ fn check_api(s: &str) -> Result<(), String> {
         other => Err(format!(
             "must be openai, anthropic, or empty to use llm.api; got `{other}`"
         )),
+    }
+}
+
+/// `skills.min_similarity`: a cosine, so only -1..=1 means anything. A visitor, like those
+/// in `de`, so the error names the key and line.
+fn similarity<'d, D: Deserializer<'d>>(d: D) -> Result<f32, D::Error> {
+    d.deserialize_f64(Cosine)
+}
+
+struct Cosine;
+
+impl serde::de::Visitor<'_> for Cosine {
+    type Value = f32;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a cosine between -1 and 1")
+    }
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<f32, E> {
+        if (-1.0..=1.0).contains(&v) {
+            Ok(v as f32)
+        } else {
+            Err(E::invalid_value(serde::de::Unexpected::Float(v), &self))
+        }
+    }
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<f32, E> {
+        self.visit_f64(v as f64)
+    }
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<f32, E> {
+        self.visit_f64(v as f64)
     }
 }

@@ -566,3 +566,69 @@ mod llm_endpoints {
         Ok(())
     }
 }
+
+#[test]
+fn semantic_retrieval_knobs_default_load_set_and_validate() -> TestResult {
+    let h = home()?;
+    let c = Config::default();
+    assert_eq!(c.skills.retrieval_mode, SkillRetrieval::Template);
+    assert!((c.skills.min_similarity - 0.3).abs() < 1e-6);
+    assert_eq!(c.skills.embedding_timeout_ms, 1000);
+
+    let c = load_text(
+        &h,
+        "skills:\n  retrieval_mode: hybrid\n  min_similarity: 0.45\n  embedding_timeout_ms: 250\n",
+    )?
+    .config;
+    assert_eq!(c.skills.retrieval_mode, SkillRetrieval::Hybrid);
+    assert!((c.skills.min_similarity - 0.45).abs() < 1e-6);
+    assert_eq!(c.skills.embedding_timeout_ms, 250);
+    let c = load_text(
+        &h,
+        "skills:\n  retrieval_mode: embedding\n  min_similarity: 1\n",
+    )?
+    .config;
+    assert_eq!(c.skills.retrieval_mode, SkillRetrieval::Embedding);
+    assert!(
+        (c.skills.min_similarity - 1.0).abs() < 1e-6,
+        "an integer is a cosine too"
+    );
+
+    for (text, key, why) in [
+        (
+            "skills:\n  min_similarity: 1.5\n",
+            "skills.min_similarity",
+            "between -1 and 1",
+        ),
+        (
+            "skills:\n  min_similarity: high\n",
+            "skills.min_similarity",
+            "",
+        ),
+        (
+            "skills:\n  embedding_timeout_ms: 0\n",
+            "skills.embedding_timeout_ms",
+            "greater than 0",
+        ),
+        (
+            "skills:\n  retrieval_mode: vectors\n",
+            "skills.retrieval_mode",
+            "hybrid",
+        ),
+    ] {
+        let e = err_text(load_text(&h, text));
+        assert!(e.contains(key) && e.contains(why), "{text}: {e}");
+    }
+
+    std::fs::remove_file(&h.paths.config)?;
+    set(&h.paths, "skills.min_similarity", "0.5", &h.store)?;
+    set(&h.paths, "skills.embedding_timeout_ms", "800", &h.store)?;
+    set(&h.paths, "skills.retrieval_mode", "embedding", &h.store)?;
+    let c = Config::load(&h.paths)?.config;
+    assert!((c.skills.min_similarity - 0.5).abs() < 1e-6);
+    assert_eq!(c.skills.embedding_timeout_ms, 800);
+    assert_eq!(c.skills.retrieval_mode, SkillRetrieval::Embedding);
+    let e = err_text(set(&h.paths, "skills.min_similarity", "2", &h.store));
+    assert!(e.contains("skills.min_similarity"), "{e}");
+    Ok(())
+}

@@ -1,9 +1,15 @@
-//! The engine's side of skills: the live library, its generation, and evolution.
+//! The engine's side of skills: the live library, its generation, semantic retrieval, and
+//! evolution.
 
 pub mod evolution;
 pub mod generation;
+pub mod query;
 pub mod runtime;
+pub mod semantic;
 pub mod snapshot;
+mod vector_cache;
 
+pub use query::SemanticQuery;
 pub use runtime::SkillsRuntime;
+pub use semantic::SemanticSetup;
 pub use snapshot::{CurrentSkills, Snapshot};

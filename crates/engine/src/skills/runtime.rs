@@ -1,4 +1,6 @@
 //! The live skill library: watched on disk, indexed off the hot path, generation persisted.
+//! With a semantic retrieval mode, each new snapshot is served lexically at once and gets its
+//! semantic index attached by a background task when the vectors are in.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -11,6 +13,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use super::generation;
+use super::semantic::{self, SemanticSetup};
 use super::snapshot::{CurrentSkills, Snapshot};
 
 /// Edits usually come as a burst of events (editor temp file, rename, chmod).
@@ -23,12 +26,39 @@ pub struct SkillsRuntime {
     pub swapped: watch::Receiver<u64>,
     _guard: Option<WatchGuard>,
     refresher: Option<JoinHandle<()>>,
+    /// The first library's semantic build when there is no refresher to own it.
+    _semantic: Option<AbortOnDrop>,
+}
+
+/// A background task that must not outlive its owner.
+struct AbortOnDrop(JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+fn spawn_semantic(snapshot: Arc<Snapshot>, setup: Option<&SemanticSetup>) -> Option<AbortOnDrop> {
+    let setup = setup?.clone();
+    Some(AbortOnDrop(tokio::spawn(semantic::fill(snapshot, setup))))
 }
 
 impl SkillsRuntime {
     /// Loads `dir`, builds the first index and keeps both up to date as files change. A
     /// watcher that cannot start (e.g. the inotify limit) leaves the library loaded but static.
     pub async fn start(dir: PathBuf, db: PathBuf, config: RetrievalConfig) -> SkillsRuntime {
+        Self::start_with(dir, db, config, None).await
+    }
+
+    /// [`Self::start`], plus a semantic index for each library when `semantic` is given (the
+    /// `embedding` and `hybrid` modes).
+    pub async fn start_with(
+        dir: PathBuf,
+        db: PathBuf,
+        config: RetrievalConfig,
+        semantic: Option<SemanticSetup>,
+    ) -> SkillsRuntime {
         let (library, guard) = match metaclaw_skills::watch(std::slice::from_ref(&dir), DEBOUNCE) {
             Ok((shared, guard)) => (Some(shared), Some(guard)),
             Err(e) => {
@@ -43,14 +73,21 @@ impl SkillsRuntime {
         let snapshot = build(first, config.clone(), db.clone()).await;
         let (tx, swapped) = watch::channel(snapshot.generation);
         let current = CurrentSkills::new(snapshot);
-        let refresher =
-            library.map(|shared| tokio::spawn(refresh(shared, current.clone(), config, db, tx)));
+        let first = spawn_semantic(current.get(), semantic.as_ref());
+        let (refresher, first) = match library {
+            Some(shared) => {
+                let refresh = refresh(shared, current.clone(), config, db, tx, semantic, first);
+                (Some(tokio::spawn(refresh)), None)
+            }
+            None => (None, first),
+        };
         SkillsRuntime {
             dir,
             current,
             swapped,
             _guard: guard,
             refresher,
+            _semantic: first,
         }
     }
 }
@@ -63,23 +100,46 @@ impl Drop for SkillsRuntime {
     }
 }
 
-/// Rebuilds the index after every reload and swaps it in whole.
+/// Rebuilds the index after every reload and swaps it in whole. A semantic build still
+/// running for the previous library is dropped (aborted): its result would be stale.
 async fn refresh(
     shared: SharedLibrary,
     current: CurrentSkills,
     config: RetrievalConfig,
     db: PathBuf,
     swapped: watch::Sender<u64>,
+    semantic: Option<SemanticSetup>,
+    mut pending: Option<AbortOnDrop>,
 ) {
     let mut changes = shared.subscribe();
     while changes.changed().await.is_ok() {
-        let snapshot = build(shared.current(), config.clone(), db.clone()).await;
+        let library = shared.current();
+        if same_content(&current.get().library, &library) {
+            // The watcher reports every event, reads included (its own reload's among
+            // them); rebuilding would also drop a semantic index that is still valid.
+            tracing::trace!("skill files touched, content unchanged");
+            continue;
+        }
+        let snapshot = build(library, config.clone(), db.clone()).await;
         let generation = snapshot.generation;
         let skills = snapshot.library.len();
-        current.set(snapshot);
+        let snapshot = current.set(snapshot);
+        let stale = std::mem::replace(&mut pending, spawn_semantic(snapshot, semantic.as_ref()));
+        drop(stale);
         swapped.send_replace(generation);
         tracing::info!(skills, generation, "skill library reloaded");
     }
+}
+
+/// Everything a snapshot shows is unchanged: the skills, whole, and the broken files.
+fn same_content(old: &Library, new: &Library) -> bool {
+    old.skills == new.skills
+        && old.errors.len() == new.errors.len()
+        && old
+            .errors
+            .iter()
+            .zip(&new.errors)
+            .all(|(a, b)| a.to_string() == b.to_string())
 }
 
 /// Indexing and the generation's database write are blocking work: kept off the runtime's

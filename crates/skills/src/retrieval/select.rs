@@ -42,6 +42,8 @@ pub struct Hit {
     pub matched_terms: Vec<String>,
     /// Returned because the skill is marked `always`, not because it matched.
     pub pinned: bool,
+    /// Cosine similarity to the query, when a semantic index ranked it (see `fuse`).
+    pub cosine: Option<f32>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -61,19 +63,31 @@ impl Retriever {
     /// The skills to inject for `query`: pinned skills first, then at most `top_k` scored
     /// hits that pass both thresholds and the per-category cap, best first.
     pub fn retrieve(&self, query: &str) -> Vec<Hit> {
-        let mut hits = self.pinned();
         let c = &self.config;
         let (terms, ranked) = self.ranked(query, |best| c.min_score.max(c.min_relative * best));
+        self.select(ranked, |r| r.0, |(doc, score)| self.hit(&terms, doc, score))
+    }
+
+    /// Pinned skills first, then entries of `ranked` (best first, never pinned) up to `top_k`
+    /// and within the per-category cap. Shared by lexical and fused retrieval so both bound
+    /// the block the same way; `hit` runs only for the entries taken.
+    pub(super) fn select<T>(
+        &self,
+        ranked: impl IntoIterator<Item = T>,
+        doc: impl Fn(&T) -> u32,
+        hit: impl Fn(T) -> Hit,
+    ) -> Vec<Hit> {
+        let mut hits = self.pinned();
         // Categories of the hits taken so far; `top_k` is small, so a scan beats a map.
         let mut taken: Vec<&str> = Vec::with_capacity(self.config.top_k);
-        for (doc, score) in ranked {
+        for entry in ranked {
             if taken.len() == self.config.top_k {
                 break;
             }
-            let category = self.index.docs[doc as usize].category.as_str();
+            let category = self.index.docs[doc(&entry) as usize].category.as_str();
             if taken.iter().filter(|&&c| c == category).count() < self.config.task_specific_top_k {
                 taken.push(category);
-                hits.push(self.hit(&terms, doc, score));
+                hits.push(hit(entry));
             }
         }
         hits
@@ -100,6 +114,7 @@ impl Retriever {
                 score: 0.0,
                 matched_terms: Vec::new(),
                 pinned: true,
+                cosine: None,
             })
             .collect();
         hits.sort_by(|a, b| a.name.cmp(&b.name));
@@ -108,7 +123,11 @@ impl Retriever {
 
     /// Query term ids and the non-pinned docs scoring at least `floor(best score)`, by
     /// descending score, ties by name. Filtering before sorting keeps large banks cheap.
-    fn ranked(&self, query: &str, floor: impl Fn(f32) -> f32) -> (Vec<u32>, Vec<(u32, f32)>) {
+    pub(super) fn ranked(
+        &self,
+        query: &str,
+        floor: impl Fn(f32) -> f32,
+    ) -> (Vec<u32>, Vec<(u32, f32)>) {
         let terms = self.index.query_terms(query);
         if terms.is_empty() {
             return (terms, Vec::new());
@@ -135,12 +154,13 @@ impl Retriever {
         (terms, ranked)
     }
 
-    fn hit(&self, terms: &[u32], doc: u32, score: f32) -> Hit {
+    pub(super) fn hit(&self, terms: &[u32], doc: u32, score: f32) -> Hit {
         Hit {
             name: self.index.docs[doc as usize].name.clone(),
             score,
             matched_terms: self.index.matched(terms, doc),
             pinned: false,
+            cosine: None,
         }
     }
 }

@@ -1,0 +1,229 @@
+//! The semantic side of skill retrieval: one normalised vector per enabled skill, built in
+//! the background after each library reload and attached to that library's snapshot.
+//!
+//! Vectors are cached in SQLite under the SHA-256 of the text they were computed from (see
+//! `metaclaw_skills::retrieval::embedding_text`), so a restart or an edit to one skill only
+//! embeds what changed. A failed build is retried with a backoff (30 s, doubling, at most
+//! 10 min) for as long as its library is current; meanwhile retrieval stays lexical.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use metaclaw_skills::Library;
+use metaclaw_skills::retrieval::{Fusion, content_hash, embedding_text};
+use metaclaw_store::{Store, StoreError};
+
+use super::snapshot::Snapshot;
+use crate::llm::{self, Endpoint, LlmError};
+
+/// Inputs per `/embeddings` call: OpenAI accepts up to 2,048, but smaller batches keep one
+/// request short and let progress be saved as it goes.
+const BATCH: usize = 64;
+const RETRY_FIRST: Duration = Duration::from_secs(30);
+const RETRY_MAX: Duration = Duration::from_secs(600);
+
+/// How the semantic side is set up; `None` in template mode.
+#[derive(Clone)]
+pub struct SemanticSetup {
+    /// The embeddings API, with the long timeout used for building the index.
+    pub endpoint: Endpoint,
+    pub http: reqwest::Client,
+    pub fusion: Fusion,
+    /// `skills.min_similarity`.
+    pub min_similarity: f32,
+    /// `skills.embedding_timeout_ms`: what a turn waits for its query's vector.
+    pub query_timeout: Duration,
+    pub db: PathBuf,
+}
+
+/// Skill vectors for one library, all of the same model and length, L2-normalised so a dot
+/// product is the cosine.
+#[derive(Debug)]
+pub struct SemanticIndex {
+    pub model: String,
+    names: Vec<String>,
+    vectors: Vec<Vec<f32>>,
+}
+
+impl SemanticIndex {
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    /// The cosine of a normalised `query` to every skill; empty if the lengths disagree.
+    pub fn similarities(&self, query: &[f32]) -> Vec<(&str, f32)> {
+        self.names
+            .iter()
+            .zip(&self.vectors)
+            .filter(|(_, v)| v.len() == query.len())
+            .map(|(name, v)| (name.as_str(), dot(v, query)))
+            .collect()
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SemanticError {
+    #[error(transparent)]
+    Llm(#[from] LlmError),
+    #[error("embedding cache: {0}")]
+    Store(#[from] StoreError),
+    #[error("the embeddings have different lengths ({0} and {1}); is the model consistent?")]
+    Dims(usize, usize),
+    #[error("internal task failed: {0}")]
+    Task(String),
+}
+
+/// Scales `v` to unit length; `None` for a zero or non-finite vector, which cannot be
+/// compared with anything.
+pub fn normalise(mut v: Vec<f32>) -> Option<Vec<f32>> {
+    let norm = dot(&v, &v).sqrt();
+    if !norm.is_finite() || norm == 0.0 {
+        return None;
+    }
+    v.iter_mut().for_each(|x| *x /= norm);
+    Some(v)
+}
+
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// Builds `snapshot`'s index and attaches it, retrying with a backoff until it succeeds.
+/// Runs as its own task, aborted when a newer library replaces this one. One warning per
+/// library, not one per retry.
+pub async fn fill(snapshot: Arc<Snapshot>, setup: SemanticSetup) {
+    let mut wait = RETRY_FIRST;
+    let mut warned = false;
+    loop {
+        match build(&snapshot.library, &setup).await {
+            Ok((index, embedded)) => {
+                tracing::info!(
+                    skills = index.len(),
+                    embedded,
+                    generation = snapshot.generation,
+                    "semantic skill index ready"
+                );
+                snapshot.attach(index);
+                return;
+            }
+            Err(e) if !warned => {
+                warned = true;
+                tracing::warn!(
+                    error = %e,
+                    retry_in_secs = wait.as_secs(),
+                    "skill embeddings unavailable; retrieval stays lexical until they load"
+                );
+            }
+            Err(e) => tracing::debug!(error = %e, "skill embeddings still unavailable"),
+        }
+        tokio::time::sleep(wait).await;
+        wait = (wait * 2).min(RETRY_MAX);
+    }
+}
+
+/// The index for `library` and how many vectors had to be computed (the rest came from the
+/// cache). Each batch is saved as soon as it arrives, so a later failure loses nothing.
+pub async fn build(
+    library: &Arc<Library>,
+    setup: &SemanticSetup,
+) -> Result<(SemanticIndex, usize), SemanticError> {
+    let model = setup.endpoint.model.clone();
+    let (names, texts, hashes, mut vectors) = {
+        let (library, db, model) = (Arc::clone(library), setup.db.clone(), model.clone());
+        blocking(move || {
+            let store = Store::open(&db)?;
+            let mut out = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+            for skill in library.enabled() {
+                let text = embedding_text(skill);
+                let hash = content_hash(&text);
+                out.3.push(store.embedding(&hash, &model)?);
+                out.0.push(skill.name.clone());
+                out.1.push(text);
+                out.2.push(hash);
+            }
+            Ok(out)
+        })
+        .await?
+    };
+    let missing: Vec<usize> = (0..names.len()).filter(|&i| vectors[i].is_none()).collect();
+    for chunk in missing.chunks(BATCH) {
+        let inputs: Vec<String> = chunk.iter().map(|&i| texts[i].clone()).collect();
+        let got = llm::embed(&setup.http, &setup.endpoint, &inputs).await?;
+        let rows: Vec<(String, Vec<f32>)> =
+            chunk.iter().map(|&i| hashes[i].clone()).zip(got).collect();
+        let (db, model) = (setup.db.clone(), model.clone());
+        let rows = blocking(move || {
+            let mut store = Store::open(&db)?;
+            let now = now_ms();
+            for (hash, v) in &rows {
+                store.put_embedding(hash, &model, v, now)?;
+            }
+            Ok(rows)
+        })
+        .await?;
+        for (&i, (_, v)) in chunk.iter().zip(rows) {
+            vectors[i] = Some(v);
+        }
+    }
+    let mut index = SemanticIndex {
+        model,
+        names: Vec::with_capacity(names.len()),
+        vectors: Vec::with_capacity(names.len()),
+    };
+    for (name, v) in names.into_iter().zip(vectors) {
+        // A zero vector (or one the API left out) cannot rank; that skill stays lexical.
+        let Some(v) = v.and_then(normalise) else {
+            continue;
+        };
+        if let Some(first) = index.vectors.first().filter(|f| f.len() != v.len()) {
+            return Err(SemanticError::Dims(first.len(), v.len()));
+        }
+        index.names.push(name);
+        index.vectors.push(v);
+    }
+    Ok((index, missing.len()))
+}
+
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, SemanticError> + Send + 'static,
+) -> Result<T, SemanticError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| SemanticError::Task(e.to_string()))?
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalised_vectors_compare_by_dot_product() {
+        assert!(normalise(vec![0.0, 0.0]).is_none());
+        assert!(normalise(vec![f32::NAN, 1.0]).is_none());
+        let a = normalise(vec![3.0, 4.0]).unwrap();
+        assert!((a[0] - 0.6).abs() < 1e-6 && (a[1] - 0.8).abs() < 1e-6);
+        let index = SemanticIndex {
+            model: "m".into(),
+            names: vec!["x".into(), "y".into()],
+            vectors: vec![vec![1.0, 0.0], vec![0.0, 1.0]],
+        };
+        let sims = index.similarities(&a);
+        assert_eq!(sims.len(), 2);
+        assert!((sims[0].1 - 0.6).abs() < 1e-6 && (sims[1].1 - 0.8).abs() < 1e-6);
+        assert!(
+            index.similarities(&[1.0]).is_empty(),
+            "another length is no match"
+        );
+    }
+}
