@@ -2,11 +2,10 @@
 //! under a lock held only for the pointer swap, so they never wait on disk.
 
 use std::path::PathBuf;
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::{Arc, PoisonError, RwLock, mpsc};
 use std::time::Duration;
 
-use notify_debouncer_mini::notify::{RecommendedWatcher, RecursiveMode};
-use notify_debouncer_mini::{DebounceEventResult, Debouncer, new_debouncer};
+use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 use tokio::sync::watch as channel;
 
 use crate::library::Library;
@@ -32,9 +31,10 @@ impl SharedLibrary {
     }
 }
 
-/// Keeps the watcher alive; dropping it stops watching (the last snapshot stays readable).
+/// Keeps the watcher alive; dropping it stops watching (the last snapshot stays readable) and
+/// ends the reload thread, which closes the [`SharedLibrary::subscribe`] channel.
 pub struct WatchGuard {
-    _debouncer: Debouncer<RecommendedWatcher>,
+    _watcher: RecommendedWatcher,
 }
 
 fn load_logged(dirs: &[PathBuf]) -> Arc<Library> {
@@ -45,8 +45,9 @@ fn load_logged(dirs: &[PathBuf]) -> Arc<Library> {
     Arc::new(lib)
 }
 
-/// Loads `dirs` (as [`Library::load`]) and reloads them on any change under them, at most
-/// once per `debounce`. Folders missing now are loaded when present but not watched.
+/// Loads `dirs` (as [`Library::load`]) and reloads them on any change under them, once the
+/// changes have been quiet for `debounce`. Subscribers hear of a reload only when the
+/// library's content changed. Folders missing now are loaded when present but not watched.
 pub fn watch(
     dirs: &[PathBuf],
     debounce: Duration,
@@ -58,31 +59,74 @@ pub fn watch(
         generation: rx,
     };
 
-    let reload_dirs = dirs.to_vec();
-    let on_events = move |res: DebounceEventResult| {
-        if let Err(e) = res {
-            tracing::warn!("skills watcher: {e}");
+    let (changed, changes) = mpsc::channel::<()>();
+    let on_event = move |res: notify::Result<Event>| match res {
+        // Reading the files (our own reloads included) reports opens and closes; only
+        // writes, creations, renames and removals change the library.
+        Ok(event) if matches!(event.kind, EventKind::Access(_)) => {}
+        Ok(_) => {
+            let _ = changed.send(());
         }
-        // Reload whatever the events were: a full load is cheap and never misses a change.
-        let lib = load_logged(&reload_dirs);
-        *current.write().unwrap_or_else(PoisonError::into_inner) = lib;
-        tx.send_modify(|g| *g += 1);
+        Err(e) => tracing::warn!("skills watcher: {e}"),
     };
-    let watch_err = |dir: &PathBuf, e: notify_debouncer_mini::notify::Error| {
-        SkillError::io(dir, std::io::Error::other(e))
-    };
+    let watch_err = |dir: &PathBuf, e: notify::Error| SkillError::io(dir, std::io::Error::other(e));
     let first = dirs.first().cloned().unwrap_or_default();
-    let mut debouncer = new_debouncer(debounce, on_events).map_err(|e| watch_err(&first, e))?;
+    let mut watcher = notify::recommended_watcher(on_event).map_err(|e| watch_err(&first, e))?;
     for dir in dirs.iter().filter(|d| d.is_dir()) {
-        debouncer
-            .watcher()
+        watcher
             .watch(dir, RecursiveMode::Recursive)
             .map_err(|e| watch_err(dir, e))?;
     }
-    Ok((
-        shared,
-        WatchGuard {
-            _debouncer: debouncer,
-        },
-    ))
+    let reload_dirs = dirs.to_vec();
+    std::thread::Builder::new()
+        .name("metaclaw-skills-watch".into())
+        .spawn(move || reload_on_changes(&changes, debounce, &reload_dirs, &current, &tx))
+        .map_err(|e| SkillError::io(&first, e))?;
+    Ok((shared, WatchGuard { _watcher: watcher }))
+}
+
+/// Waits for a change, lets a burst of them settle, reloads, and repeats until the watcher
+/// is dropped (its sender with it).
+fn reload_on_changes(
+    changes: &mpsc::Receiver<()>,
+    debounce: Duration,
+    dirs: &[PathBuf],
+    current: &RwLock<Arc<Library>>,
+    tx: &channel::Sender<u64>,
+) {
+    while changes.recv().is_ok() {
+        let mut open = true;
+        loop {
+            match changes.recv_timeout(debounce) {
+                Ok(()) => {}
+                Err(mpsc::RecvTimeoutError::Timeout) => break,
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    open = false;
+                    break;
+                }
+            }
+        }
+        let lib = load_logged(dirs);
+        let same = {
+            let old = current.read().unwrap_or_else(PoisonError::into_inner);
+            same_content(&old, &lib)
+        };
+        if !same {
+            *current.write().unwrap_or_else(PoisonError::into_inner) = lib;
+            tx.send_modify(|g| *g += 1);
+        }
+        if !open {
+            return;
+        }
+    }
+}
+
+/// Same skills, whole, and same broken files: nothing for readers to rebuild.
+fn same_content(a: &Library, b: &Library) -> bool {
+    a.skills == b.skills
+        && a.errors.len() == b.errors.len()
+        && a.errors
+            .iter()
+            .zip(&b.errors)
+            .all(|(x, y)| x.to_string() == y.to_string())
 }

@@ -88,3 +88,25 @@ async fn broken_file_is_reported_and_the_rest_stays() {
     .await;
     assert_eq!(lib.current().len(), 1);
 }
+
+#[tokio::test]
+async fn reading_the_files_is_not_a_change() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().to_path_buf();
+    put(&dir, "first", "one");
+    let (lib, _guard) = watch(std::slice::from_ref(&dir), Duration::from_millis(50)).unwrap();
+    let mut rx = lib.subscribe();
+    // Other readers (the CLI, an editor, our own reloads) open and close the files.
+    for _ in 0..5 {
+        assert_eq!(Library::load(std::slice::from_ref(&dir)).len(), 1);
+    }
+    // Written whole (temp file + rename), as editors do, so one change is one change.
+    let text = "---\nname: first\ndescription: about first\n---\nedited\n";
+    fs::write(dir.join("first/.SKILL.md.tmp"), text).unwrap();
+    fs::rename(dir.join("first/.SKILL.md.tmp"), dir.join("first/SKILL.md")).unwrap();
+    wait_for(&lib, &mut rx, "the edit", |l| {
+        l.get("first").is_some_and(|s| s.body == "edited")
+    })
+    .await;
+    assert_eq!(*rx.borrow(), 1, "one content change, one notification");
+}

@@ -72,4 +72,8 @@ impl Injector for ContextInjector {
     fn generation(&self) -> u64 {
         self.skills.as_ref().map_or(0, |s| s.get().generation)
     }
+
+    fn active(&self) -> bool {
+        self.skills.is_some()
+    }
 }

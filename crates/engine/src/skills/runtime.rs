@@ -113,14 +113,8 @@ async fn refresh(
 ) {
     let mut changes = shared.subscribe();
     while changes.changed().await.is_ok() {
-        let library = shared.current();
-        if same_content(&current.get().library, &library) {
-            // The watcher reports every event, reads included (its own reload's among
-            // them); rebuilding would also drop a semantic index that is still valid.
-            tracing::trace!("skill files touched, content unchanged");
-            continue;
-        }
-        let snapshot = build(library, config.clone(), db.clone()).await;
+        // The watcher reports only content changes, so every one is worth a rebuild.
+        let snapshot = build(shared.current(), config.clone(), db.clone()).await;
         let generation = snapshot.generation;
         let skills = snapshot.library.len();
         let snapshot = current.set(snapshot);
@@ -129,17 +123,6 @@ async fn refresh(
         swapped.send_replace(generation);
         tracing::info!(skills, generation, "skill library reloaded");
     }
-}
-
-/// Everything a snapshot shows is unchanged: the skills, whole, and the broken files.
-fn same_content(old: &Library, new: &Library) -> bool {
-    old.skills == new.skills
-        && old.errors.len() == new.errors.len()
-        && old
-            .errors
-            .iter()
-            .zip(&new.errors)
-            .all(|(a, b)| a.to_string() == b.to_string())
 }
 
 /// Indexing and the generation's database write are blocking work: kept off the runtime's
