@@ -5,7 +5,7 @@
 //! user message identical to the previous request, which is what keeps the provider's
 //! prompt cache warm. The first block stored for a key wins and never changes.
 //!
-//! Memory holds the blocks of the [`MAX_SESSIONS`] most recently used sessions; an evicted
+//! Memory holds the blocks of at most [`MAX_SESSIONS`] recently used sessions; an evicted
 //! session's blocks are read back from the store when it returns, so a client that opens a
 //! new conversation on every request cannot grow memory without bound.
 
@@ -121,14 +121,24 @@ impl Sticky {
     }
 }
 
-/// A linear scan, run only when a new session arrives at a full cache: cheaper than keeping
-/// an ordered structure up to date on every turn.
+/// Sessions dropped from memory at once when it is full: one scan per this many new
+/// sessions instead of one per session.
+const EVICT_BATCH: usize = MAX_SESSIONS / 8;
+
+/// Drops the [`EVICT_BATCH`] least recently used sessions: a linear selection, run once per
+/// batch of new sessions, cheaper than keeping an ordered structure up to date every turn.
 fn evict_least_recent(sessions: &mut HashMap<String, Arc<SessionBlocks>>) {
-    let oldest = sessions
+    let mut by_age: Vec<(u64, &String)> = sessions
         .iter()
-        .min_by_key(|(_, b)| b.last_used.load(Ordering::Relaxed))
-        .map(|(id, _)| id.clone());
-    if let Some(id) = oldest {
+        .map(|(id, b)| (b.last_used.load(Ordering::Relaxed), id))
+        .collect();
+    let n = EVICT_BATCH.min(by_age.len());
+    if n == 0 {
+        return;
+    }
+    by_age.select_nth_unstable(n - 1);
+    let oldest: Vec<String> = by_age[..n].iter().map(|(_, id)| (*id).clone()).collect();
+    for id in oldest {
         sessions.remove(&id);
     }
 }
@@ -205,9 +215,18 @@ mod tests {
         for i in 1..=MAX_SESSIONS {
             sticky.session(&format!("s{i}")).await;
         }
-        assert_eq!(sticky.open_sessions(), MAX_SESSIONS);
-        // s0 was the least recently used, so it left memory; its block comes back from the store.
+        // s0 was the least recently used, so it left memory with the oldest batch; its block
+        // comes back from the store.
+        assert_eq!(sticky.open_sessions(), MAX_SESSIONS - EVICT_BATCH + 1);
+        assert!(sticky.sessions.lock().unwrap().get("s0").is_none());
+        assert!(
+            sticky
+                .sessions
+                .lock()
+                .unwrap()
+                .get(&format!("s{MAX_SESSIONS}"))
+                .is_some()
+        );
         assert_eq!(sticky.session("s0").await.get("k").unwrap().block, "A");
-        assert_eq!(sticky.open_sessions(), MAX_SESSIONS);
     }
 }

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime};
 
 use metaclaw_skills::evolve::{
-    self, Decision, EvolverInput, Origin, TurnDigest, build_prompt, parse_proposals,
+    self, EvolverInput, Origin, TurnDigest, build_prompt, parse_proposals,
 };
 use metaclaw_store::{NewSkillEvent, RejectedSkill, Store};
 use serde_json::json;
@@ -192,6 +192,8 @@ async fn run(mut worker: Worker, mut jobs: mpsc::Receiver<Job>) {
     }
 }
 
+/// One evolution. Only a completed one moves the session's high-water mark: after a failure
+/// the same turns are offered again at the next trigger (the prompt keeps the newest few).
 async fn evolve(worker: &mut Worker, job: &Job) -> Outcome {
     let mut out = Outcome {
         trigger: job.trigger,
@@ -254,7 +256,6 @@ async fn evolve(worker: &mut Worker, job: &Job) -> Outcome {
         model: Some(worker.endpoint.model.clone()),
     };
     let decisions = evolve::decide(parsed.proposals, &library, &origin, worker.settings.max_new);
-    let writes = decisions.iter().any(|d| !matches!(d, Decision::Reject(_)));
     let dir = worker.dir.clone();
     let applied = match tokio::task::spawn_blocking(move || evolve::apply(&dir, &decisions)).await {
         Ok(a) => a,
@@ -271,7 +272,7 @@ async fn evolve(worker: &mut Worker, job: &Job) -> Outcome {
         .collect();
     out.added = applied.added;
     out.improved = applied.improved;
-    if writes && !(out.added.is_empty() && out.improved.is_empty()) {
+    if !(out.added.is_empty() && out.improved.is_empty()) {
         out.generation = wait_for_reload(&mut worker.swapped, out.generation).await;
         out.outcome = "added".into();
     } else {
