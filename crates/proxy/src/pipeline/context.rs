@@ -11,6 +11,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use crate::config::Placement;
+use crate::pipeline::sticky::SessionBlocks;
 use crate::pipeline::{inject, query};
 use crate::seams::{Injection, Protocol, TurnContext};
 use crate::session::RequestMeta;
@@ -55,15 +56,7 @@ async fn on_user_messages(
     };
     let (newest_key, older_keys) = keys.split_last()?;
     let blocks = state.sticky.session(&meta.session_id).await;
-    let current = match blocks.get(newest_key) {
-        Some(known) => known,
-        None => {
-            let fresh = fresh_block(state, client, meta, model, body).await;
-            state
-                .sticky
-                .remember(&meta.session_id, &blocks, newest_key, fresh)
-        }
-    };
+    let current = remembered_or_fresh(state, client, meta, model, body, &blocks, newest_key).await;
     for (&index, key) in older.iter().zip(older_keys) {
         if let Some(old) = blocks.get(key).filter(|b| !b.is_empty()) {
             inject::append_to_message(body, index, &old.block);
@@ -83,19 +76,28 @@ async fn on_system_prompt(
     body: &mut Map<String, Value>,
 ) -> Option<Arc<Injection>> {
     let blocks = state.sticky.session(&meta.session_id).await;
-    let pinned = match blocks.get(SYSTEM_KEY) {
-        Some(known) => known,
-        None => {
-            let fresh = fresh_block(state, client, meta, model, body).await;
-            state
-                .sticky
-                .remember(&meta.session_id, &blocks, SYSTEM_KEY, fresh)
-        }
-    };
+    let pinned = remembered_or_fresh(state, client, meta, model, body, &blocks, SYSTEM_KEY).await;
     if !pinned.is_empty() {
         inject::append_to_system_prompt(client, body, &pinned.block);
     }
     Some(pinned)
+}
+
+/// The block remembered under `key`, or a fresh one, remembered from now on.
+async fn remembered_or_fresh(
+    state: &AppState,
+    client: Protocol,
+    meta: &RequestMeta,
+    model: &str,
+    body: &Map<String, Value>,
+    blocks: &SessionBlocks,
+    key: &str,
+) -> Arc<Injection> {
+    if let Some(known) = blocks.get(key) {
+        return known;
+    }
+    let fresh = fresh_block(state, client, meta, model, body).await;
+    state.sticky.remember(&meta.session_id, blocks, key, fresh)
 }
 
 /// Asks the injector for this turn's block; nothing when the query is empty.

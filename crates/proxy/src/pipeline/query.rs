@@ -52,7 +52,8 @@ fn text_parts(parts: &[Value]) -> impl Iterator<Item = &str> {
         .filter_map(|p| p.get("text").and_then(Value::as_str))
 }
 
-fn content_text(content: Option<&Value>) -> String {
+/// The text parts of a message's content, joined; tool results and images left out.
+pub fn content_text(content: Option<&Value>) -> String {
     match content {
         Some(Value::String(s)) => s.clone(),
         Some(Value::Array(parts)) => text_parts(parts).collect::<Vec<_>>().join("\n"),

@@ -3,7 +3,7 @@
 //! assistant answered (stripped too: a model may quote the block back), and the tool errors
 //! it ran into.
 
-use metaclaw_proxy::pipeline::query::strip_metadata;
+use metaclaw_proxy::pipeline::query::{content_text, human_user_messages, strip_metadata};
 use metaclaw_skills::evolve::TurnDigest;
 use metaclaw_store::TurnRow;
 use serde_json::Value;
@@ -13,9 +13,9 @@ const TOOL_ERROR_CHARS: usize = 400;
 
 pub fn digest(turn: &TurnRow) -> Option<TurnDigest> {
     let request: Value = serde_json::from_str(&turn.request_json).ok()?;
+    let newest_user = *human_user_messages(request.as_object()?).last()?;
     let messages = request.get("messages")?.as_array()?;
-    let newest_user = messages.iter().rposition(is_human_user)?;
-    let user = strip_metadata(&text_of(messages[newest_user].get("content")));
+    let user = strip_metadata(&content_text(messages[newest_user].get("content")));
     if user.is_empty() {
         return None;
     }
@@ -37,25 +37,6 @@ pub fn digest(turn: &TurnRow) -> Option<TurnDigest> {
         tool_errors,
         score: None,
     })
-}
-
-fn is_human_user(m: &Value) -> bool {
-    m.get("role").and_then(Value::as_str) == Some("user")
-        && !text_of(m.get("content")).trim().is_empty()
-}
-
-/// Text parts only; tool results and images are not what the user typed.
-fn text_of(content: Option<&Value>) -> String {
-    match content {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(parts)) => parts
-            .iter()
-            .filter(|p| matches!(p.get("type").and_then(Value::as_str), Some("text") | None))
-            .filter_map(|p| p.get("text").and_then(Value::as_str))
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
-    }
 }
 
 /// Tool results in either protocol, with whether the tool itself flagged an error.
