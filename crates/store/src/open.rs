@@ -77,6 +77,16 @@ impl Store {
     }
 
     /// The database file this store was opened on.
+    /// The connection, for crates that keep their own queries on tables this crate's
+    /// migrations create (memory). Schema changes still belong in this crate.
+    pub fn connection(&self) -> &Connection {
+        &self.conn
+    }
+
+    pub fn connection_mut(&mut self) -> &mut Connection {
+        &mut self.conn
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }

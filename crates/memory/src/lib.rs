@@ -1,0 +1,6 @@
+//! Long-term memory: units of six kinds per scope, extracted from conversations, reconciled
+//! with what is already known, retrieved for each turn, and browsable by people.
+
+pub mod unit;
+
+pub use unit::{Kind, MemoryUnit, NewUnit, Source, Status};
