@@ -134,3 +134,18 @@ fn check_url(s: &str) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// `skills.evolver_api`, `memory.extractor_api`: a typo must fail at load, not silently pick the wrong protocol. A
+/// visitor (see `de::CheckedStr`) so the error names the key.
+pub(super) fn api_name<'d, D: Deserializer<'d>>(d: D) -> Result<String, D::Error> {
+    d.deserialize_str(CheckedStr(check_api))
+}
+
+fn check_api(s: &str) -> Result<(), String> {
+    match s {
+        "" | "openai" | "anthropic" => Ok(()),
+        other => Err(format!(
+            "must be openai, anthropic, or empty to use llm.api; got `{other}`"
+        )),
+    }
+}

@@ -16,6 +16,7 @@ pub const SECRET_KEYS: &[&str] = &[
     "rl.evolver_api_key",
     "skills.evolver_api_key",
     "skills.embedding_api_key",
+    "memory.extractor_api_key",
     "opd.teacher_api_key",
 ];
 

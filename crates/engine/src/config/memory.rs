@@ -48,6 +48,15 @@ pub struct MemoryConfig {
     pub manual_trigger: bool,
     /// Extract every N buffered turns of a session, besides at its end.
     pub flush_every: u32,
+    /// Wire protocol of the extraction model: `openai`, `anthropic`, or empty to inherit
+    /// `llm.api`. Its key is the secret `memory.extractor_api_key`.
+    #[serde(deserialize_with = "de::api_name")]
+    pub extractor_api: String,
+    /// Empty: `llm.api_base`. Without any model the rule-based extractor is used.
+    #[serde(deserialize_with = "de::url")]
+    pub extractor_api_base: String,
+    /// Empty: `llm.model_id` (only with the inherited base).
+    pub extractor_model: String,
     /// Documented by earlier READMEs but never implemented there; accepted so such configs load.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sidecar_url: Option<String>,
@@ -84,6 +93,9 @@ impl Default for MemoryConfig {
             ignore_turn_type: false,
             manual_trigger: false,
             flush_every: 5,
+            extractor_api: String::new(),
+            extractor_api_base: String::new(),
+            extractor_model: String::new(),
             sidecar_url: None,
             top_k: None,
             max_tokens: None,

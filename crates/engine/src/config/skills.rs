@@ -34,7 +34,7 @@ pub struct SkillsConfig {
     pub max_new_skills: u32,
     /// Wire protocol of the evolver model: `openai`, `anthropic`, or empty to inherit
     /// `llm.api`. Its key is the secret `skills.evolver_api_key`.
-    #[serde(deserialize_with = "api_name")]
+    #[serde(deserialize_with = "de::api_name")]
     pub evolver_api: String,
     /// Empty: `rl.evolver_api_base`, then `llm.api_base`.
     #[serde(deserialize_with = "de::url")]
@@ -83,21 +83,6 @@ impl Default for SkillsConfig {
             // more than a second for skills.
             embedding_timeout_ms: 1000,
         }
-    }
-}
-
-/// `skills.evolver_api`: a typo must fail at load, not silently pick the wrong protocol. A
-/// visitor (see `de::CheckedStr`) so the error names the key.
-fn api_name<'d, D: Deserializer<'d>>(d: D) -> Result<String, D::Error> {
-    d.deserialize_str(de::CheckedStr(check_api))
-}
-
-fn check_api(s: &str) -> Result<(), String> {
-    match s {
-        "" | "openai" | "anthropic" => Ok(()),
-        other => Err(format!(
-            "must be openai, anthropic, or empty to use llm.api; got `{other}`"
-        )),
     }
 }
 

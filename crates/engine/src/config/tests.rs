@@ -405,7 +405,7 @@ mod llm_endpoints {
     use metaclaw_proxy::seams::Protocol;
 
     use super::*;
-    use crate::llm::{embedding_endpoint, evolver_endpoint};
+    use crate::llm::{embedding_endpoint, evolver_endpoint, extractor_endpoint};
 
     fn main_llm(c: &mut Config) {
         c.llm.api = LlmApi::Anthropic;
@@ -424,6 +424,47 @@ mod llm_endpoints {
         let c = Config::default();
         assert!(evolver_endpoint(&c, &h.store).is_none());
         assert!(embedding_endpoint(&c, &h.store).is_none());
+        assert!(extractor_endpoint(&c, &h.store).is_none());
+        Ok(())
+    }
+
+    #[test]
+    fn extractor_has_its_own_model_and_key_or_inherits_the_main_llm() -> TestResult {
+        let h = home()?;
+        h.store.set("llm.api_key", "sk-main-key-123456")?;
+        let mut c = Config::default();
+        main_llm(&mut c);
+        c.rl.evolver_model = "rl-model".into();
+        let ep = extractor_endpoint(&c, &h.store).ok_or("no endpoint")?;
+        assert_eq!(
+            (ep.model.as_str(), ep.protocol),
+            ("main-model", Protocol::Anthropic)
+        );
+        assert_eq!(
+            key(&ep),
+            Some("sk-main-key-123456"),
+            "the evolver's rl keys do not apply"
+        );
+
+        c.memory.extractor_api = "openai".into();
+        c.memory.extractor_api_base = "https://cheap.example/v1".into();
+        assert!(
+            extractor_endpoint(&c, &h.store).is_none(),
+            "a base alone never borrows the main model"
+        );
+        c.memory.extractor_model = "small".into();
+        h.store
+            .set("memory.extractor_api_key", "sk-extractor-987654")?;
+        let ep = extractor_endpoint(&c, &h.store).ok_or("no endpoint")?;
+        assert_eq!(
+            (ep.base_url.as_str(), ep.model.as_str(), ep.protocol),
+            ("https://cheap.example/v1", "small", Protocol::Openai)
+        );
+        assert_eq!(key(&ep), Some("sk-extractor-987654"));
+        assert!(
+            ep.extra_headers.is_empty(),
+            "main headers stay with the main host"
+        );
         Ok(())
     }
 

@@ -10,6 +10,8 @@ use crate::wiring::LLM_KEY;
 
 /// Secret account of the evolver model's key.
 pub const EVOLVER_KEY: &str = "skills.evolver_api_key";
+/// Secret account of the memory extraction model's key.
+pub const EXTRACTOR_KEY: &str = "memory.extractor_api_key";
 /// Secret account of the embeddings API's key.
 pub const EMBEDDING_KEY: &str = "skills.embedding_api_key";
 /// The reference implementation's evolver key, honoured for migrated setups.
@@ -32,47 +34,63 @@ pub struct Endpoint {
     pub timeout: Duration,
 }
 
-/// Where the evolver's base URL came from; the more specific the level, the smaller.
+/// Where a job's base URL came from; the more specific the level, the smaller.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Level {
-    Skills,
+    /// The job's own keys (`skills.evolver_*`, `memory.extractor_*`).
+    Own,
+    /// The reference implementation's `rl.evolver_*` (evolver only).
     Rl,
     Llm,
 }
 
-/// The evolver's endpoint: `skills.evolver_*`, then the reference's `rl.evolver_*`, then the
-/// main LLM. `None` when no base URL or model resolves. Blocking: reads the secret store.
+/// One level's settings: base URL, model, secret account.
+struct Settings<'a> {
+    base: &'a str,
+    model: &'a str,
+    key: &'a str,
+}
+
+/// Resolves a background job's model: its own settings, then (for the evolver) the
+/// reference's `rl.*`, then the main LLM. `api` is the job's `*_api` key (empty inherits).
 ///
 /// The model and key are taken only from the level the base URL came from or a more
 /// specific one: a model name for one provider is meaningless at another, and the main key
-/// must never be sent to a different host. So `skills.evolver_model` alone switches the
-/// main provider to another model, while `skills.evolver_api_base` alone resolves nothing.
-pub fn evolver_endpoint(config: &Config, secrets: &SecretStore) -> Option<Endpoint> {
-    let (skills, rl, llm) = (&config.skills, &config.rl, &config.llm);
-    // The reference's evolver spoke the OpenAI protocol; Bedrock is not supported here.
-    let rl_usable = rl.evolver_provider == ModelProvider::Openai;
-    let (level, base) = if let Some(b) = non_empty(&skills.evolver_api_base) {
-        (Level::Skills, b)
-    } else if let Some(b) = non_empty(&rl.evolver_api_base).filter(|_| rl_usable) {
-        (Level::Rl, b)
-    } else {
-        (Level::Llm, non_empty(&llm.api_base)?)
+/// must never be sent to a different host. So a job's model alone switches the main
+/// provider to another model, while a job's base URL alone resolves nothing.
+fn job_endpoint(
+    config: &Config,
+    secrets: &SecretStore,
+    api: &str,
+    own: Settings<'_>,
+    rl: Option<Settings<'_>>,
+) -> Option<Endpoint> {
+    let llm = &config.llm;
+    let main = Settings {
+        base: &llm.api_base,
+        model: &llm.model_id,
+        key: LLM_KEY,
     };
     let levels = [
-        (Level::Skills, skills.evolver_model.as_str(), EVOLVER_KEY),
-        (Level::Rl, rl.evolver_model.as_str(), RL_EVOLVER_KEY),
-        (Level::Llm, llm.model_id.as_str(), LLM_KEY),
+        (Level::Own, Some(own)),
+        (Level::Rl, rl),
+        (Level::Llm, Some(main)),
     ];
+    let (level, base) = levels
+        .iter()
+        .find_map(|(l, s)| s.as_ref().and_then(|s| non_empty(s.base)).map(|b| (*l, b)))?;
     let allowed = || {
         levels
             .iter()
-            .filter(|(l, _, _)| *l <= level && (*l != Level::Rl || rl_usable))
+            .filter(move |(l, _)| *l <= level)
+            .filter_map(|(_, s)| s.as_ref())
     };
-    let model = allowed().find_map(|(_, m, _)| non_empty(m))?;
-    let api_key = allowed().find_map(|(_, _, account)| secret(secrets, account));
-    let protocol = match skills.evolver_api.as_str() {
+    let model = allowed().find_map(|s| non_empty(s.model))?;
+    let api_key = allowed().find_map(|s| secret(secrets, s.key));
+    let protocol = match api {
         "openai" => Protocol::Openai,
         "anthropic" => Protocol::Anthropic,
+        // The reference's evolver spoke the OpenAI protocol.
         _ if level == Level::Rl => Protocol::Openai,
         _ => protocol(llm.api),
     };
@@ -84,6 +102,37 @@ pub fn evolver_endpoint(config: &Config, secrets: &SecretStore) -> Option<Endpoi
         extra_headers: inherited_headers(config, level == Level::Llm),
         timeout: Duration::from_secs(llm.request_timeout_secs),
     })
+}
+
+/// The evolver's endpoint: `skills.evolver_*`, then the reference's `rl.evolver_*`, then the
+/// main LLM (see [`job_endpoint`]). `None` when no base URL or model resolves. Blocking:
+/// reads the secret store.
+pub fn evolver_endpoint(config: &Config, secrets: &SecretStore) -> Option<Endpoint> {
+    let (skills, rl) = (&config.skills, &config.rl);
+    let own = Settings {
+        base: &skills.evolver_api_base,
+        model: &skills.evolver_model,
+        key: EVOLVER_KEY,
+    };
+    // Bedrock, the reference's other evolver provider, is not supported here.
+    let rl = (rl.evolver_provider == ModelProvider::Openai).then_some(Settings {
+        base: &rl.evolver_api_base,
+        model: &rl.evolver_model,
+        key: RL_EVOLVER_KEY,
+    });
+    job_endpoint(config, secrets, &skills.evolver_api, own, rl)
+}
+
+/// The memory extraction model: `memory.extractor_*`, then the main LLM. `None` when no
+/// base URL or model resolves (the rule-based extractor is then used). Blocking.
+pub fn extractor_endpoint(config: &Config, secrets: &SecretStore) -> Option<Endpoint> {
+    let memory = &config.memory;
+    let own = Settings {
+        base: &memory.extractor_api_base,
+        model: &memory.extractor_model,
+        key: EXTRACTOR_KEY,
+    };
+    job_endpoint(config, secrets, &memory.extractor_api, own, None)
 }
 
 /// The embeddings API (always the OpenAI protocol): `skills.embedding_api_base`, else the main

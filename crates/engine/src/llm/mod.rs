@@ -14,7 +14,7 @@ mod http;
 pub use complete::{Completion, complete};
 pub use embed::embed;
 pub use endpoint::{
-    DEFAULT_EMBEDDING_MODEL, EMBEDDING_KEY, EVOLVER_KEY, Endpoint, embedding_endpoint,
-    evolver_endpoint,
+    DEFAULT_EMBEDDING_MODEL, EMBEDDING_KEY, EVOLVER_KEY, EXTRACTOR_KEY, Endpoint,
+    embedding_endpoint, evolver_endpoint, extractor_endpoint,
 };
 pub use error::LlmError;
