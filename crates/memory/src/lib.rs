@@ -1,6 +1,9 @@
 //! Long-term memory: units of six kinds per scope, extracted from conversations, reconciled
 //! with what is already known, retrieved for each turn, and browsable by people.
 
+pub mod db;
+mod error;
 pub mod unit;
 
+pub use error::MemoryError;
 pub use unit::{Kind, MemoryUnit, NewUnit, Source, Status};
