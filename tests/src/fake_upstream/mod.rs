@@ -12,6 +12,7 @@ mod anthropic;
 mod embeddings;
 mod errors;
 mod fault;
+mod learner;
 mod openai;
 mod reply;
 mod routes;
@@ -29,6 +30,7 @@ use tokio::task::JoinHandle;
 
 pub use errors::{RETRY_AFTER_SECS, STATUS_OVERLOADED};
 pub use fault::Fault;
+pub use learner::Task;
 pub use state::{FakeOptions, RecordedRequest, Stats};
 
 /// How long [`FakeUpstream::shutdown`] lets open connections finish.
@@ -103,6 +105,13 @@ impl FakeUpstream {
     /// one per request), replacing the decided reply and any marker in the user text. Faults
     /// queued with [`Self::push_fault`] still apply first; an error fault leaves the scripted
     /// reply queued for the request after it.
+    /// Registers a question answered right only when the request carries what it needs
+    /// (see [`Task`]); structured-output calls named `skills` or `memories` learn every
+    /// "From now on …" sentence of their prompt without any registration.
+    pub fn add_task(&self, task: Task) {
+        self.shared.add_task(task);
+    }
+
     pub fn push_reply(&self, text: impl Into<String>) {
         self.shared.push_reply(text.into());
     }

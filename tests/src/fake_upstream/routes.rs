@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 
 use super::errors::{self, ErrorKind, Protocol};
 use super::fault::Fault;
+use super::learner;
 use super::reply::{self, Reply, ReplyContent};
 use super::sse::{self, SSE_CONTENT_TYPE, StreamPlan};
 use super::state::{RecordedRequest, Shared};
@@ -214,7 +215,11 @@ async fn model_request(
     if let Some(resp) = queued.and_then(|f| errors::fault_response(proto, f)) {
         return resp;
     }
-    let (reply, fault) = match s.pop_reply() {
+    let learned = || {
+        let raw = String::from_utf8_lossy(body);
+        learner::answer(&value, &raw, &conv.newest_user_text, &s.tasks())
+    };
+    let (reply, fault) = match s.pop_reply().or_else(learned) {
         Some(text) => (reply::scripted(&conv, text), queued),
         None => {
             let (reply, marker) = reply::decide(&conv);

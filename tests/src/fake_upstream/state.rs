@@ -11,6 +11,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::fault::Fault;
+use super::learner::Task;
 
 #[derive(Debug, Clone, Default)]
 pub struct FakeOptions {
@@ -87,6 +88,7 @@ pub(crate) struct Shared {
     requests: Mutex<Vec<RecordedRequest>>,
     faults: Mutex<VecDeque<Fault>>,
     replies: Mutex<VecDeque<String>>,
+    tasks: Mutex<Vec<Task>>,
     reject_response_format: AtomicBool,
     request_count: AtomicU64,
     embedding_requests: AtomicU64,
@@ -107,6 +109,7 @@ impl Shared {
             requests: Mutex::default(),
             faults: Mutex::default(),
             replies: Mutex::default(),
+            tasks: Mutex::default(),
             reject_response_format: AtomicBool::new(false),
             request_count: AtomicU64::new(0),
             embedding_requests: AtomicU64::new(0),
@@ -141,6 +144,14 @@ impl Shared {
 
     pub fn push_reply(&self, text: String) {
         lock(&self.replies).push_back(text);
+    }
+
+    pub fn add_task(&self, task: Task) {
+        lock(&self.tasks).push(task);
+    }
+
+    pub fn tasks(&self) -> Vec<Task> {
+        lock(&self.tasks).clone()
     }
 
     pub fn pop_reply(&self) -> Option<String> {
