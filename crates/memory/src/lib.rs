@@ -3,7 +3,12 @@
 
 pub mod db;
 mod error;
+pub mod extract;
+pub mod reconcile;
+pub mod text;
 pub mod unit;
 
 pub use error::MemoryError;
+pub use extract::{Candidate, TurnText};
+pub use reconcile::{Decision, decide, reconcile_batch, similarity};
 pub use unit::{Kind, MemoryUnit, NewUnit, Source, Status};

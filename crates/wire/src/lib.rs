@@ -7,6 +7,7 @@
 //! optional field serializes as absent, and tool-call `arguments` given as a JSON object
 //! become a JSON string.
 
+pub mod answer_json;
 pub mod anthropic;
 pub mod assemble;
 mod de;

@@ -1,13 +1,13 @@
 //! Tolerant reading of the evolver's answer.
 //!
 //! Models wrap JSON in fences, add prose around it, or answer with a bare array despite the
-//! schema. Instead of stripping fences (which would also strip fences inside skill bodies) or
-//! cutting from the first `[` to the last `]` (which breaks on prose such as "see [1]"), each
-//! `{` or `[` is tried in turn as the start of a JSON value, parsed by a streaming
-//! deserializer that stops at the value's end, and the first value of the right shape wins.
+//! schema. `metaclaw_wire::answer_json` tries each `{` or `[` in turn as the start of a JSON
+//! value (fences inside skill bodies stay intact, "see [1]" in prose is skipped), and the
+//! first `{"skills": [...]}` or array of objects wins.
 //! Items are then read one by one, so one malformed item is a rejection, not a lost batch.
 
-use serde_json::{Deserializer, Map, Value};
+use metaclaw_wire::answer_json;
+use serde_json::{Map, Value};
 
 /// A skill as the model proposed it, fields as given (checked later by `decide`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -71,40 +71,9 @@ pub fn parse_proposals(text: &str) -> Result<Parsed, ParseError> {
     Ok(parsed)
 }
 
-/// The items of the first well-shaped JSON value. An empty list counts only when nothing
-/// better follows, so a stray `[]` in prose cannot hide the real answer.
+/// The items of the first well-shaped JSON value (see [`metaclaw_wire::answer_json`]).
 fn find_items(text: &str) -> Option<Vec<Value>> {
-    let mut saw_empty = false;
-    for (i, c) in text.char_indices() {
-        if c != '{' && c != '[' {
-            continue;
-        }
-        let mut values = Deserializer::from_str(&text[i..]).into_iter::<Value>();
-        let Some(Ok(value)) = values.next() else {
-            continue;
-        };
-        match items_of(value) {
-            Some(items) if items.is_empty() => saw_empty = true,
-            Some(items) => return Some(items),
-            None => {}
-        }
-    }
-    saw_empty.then(Vec::new)
-}
-
-fn items_of(value: Value) -> Option<Vec<Value>> {
-    match value {
-        Value::Object(mut m) => match m.remove("skills") {
-            Some(Value::Array(items)) => Some(items),
-            Some(Value::Null) => Some(Vec::new()),
-            _ => None,
-        },
-        // `[1]` in prose is not a list of skills.
-        Value::Array(items) if items.is_empty() || items.iter().any(Value::is_object) => {
-            Some(items)
-        }
-        _ => None,
-    }
+    answer_json::find_items(text, "skills")
 }
 
 fn proposal(index: usize, item: Value) -> Result<Proposal, Rejection> {
