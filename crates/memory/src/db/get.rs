@@ -49,3 +49,8 @@ pub fn by_fact_key(
     let rows = stmt.query_map(params![scope, fact_key], unit_from_row)?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
+
+/// Like [`get`], but a missing unit is [`MemoryError::NotFound`].
+pub(crate) fn require(conn: &Connection, id: &str) -> Result<MemoryUnit, MemoryError> {
+    get(conn, id)?.ok_or_else(|| MemoryError::NotFound(id.to_owned()))
+}

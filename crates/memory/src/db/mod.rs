@@ -3,16 +3,35 @@
 //!
 //! Reads take `&Connection`; writes take `&mut Connection` and run in one immediate
 //! transaction each, writing the unit, its new version and an audit event together. Time is
-//! passed in (`now_ms`) so callers and tests control it.
+//! passed in (`now_ms`) so callers and tests control it. The FTS tables are kept in sync by
+//! triggers in the database, never here.
 
+mod access;
+mod cursor;
+mod export;
 mod get;
+mod history;
 mod id;
+mod import;
 mod insert;
 mod journal;
+mod lifecycle;
+mod list;
 mod row;
+mod save;
+mod stats;
+mod update;
 mod validate;
 
+pub use access::record_access;
+pub use export::export_jsonl;
 pub use get::{active_in_scope, by_fact_key, get};
+pub use history::{Event, EventQuery, Version, events, history};
+pub use import::{ImportReport, import_jsonl};
 pub use insert::insert;
 pub use journal::Action;
+pub use lifecycle::{archive, purge, restore, set_pinned, supersede};
+pub use list::{DEFAULT_LIMIT, ListQuery, MAX_LIMIT, Page, SortBy, list, list_plan};
+pub use stats::{Stats, stats};
+pub use update::{UnitPatch, update};
 pub use validate::MAX_CONTENT_CHARS;
