@@ -4,11 +4,17 @@
 pub mod db;
 mod error;
 pub mod extract;
+pub mod policy;
 pub mod reconcile;
+pub mod render;
+pub mod search;
 pub mod text;
 pub mod unit;
 
 pub use error::MemoryError;
 pub use extract::{Candidate, TurnText};
+pub use policy::{KindBoosts, PolicyError, RetrievalPolicy};
 pub use reconcile::{Decision, decide, reconcile_batch, similarity};
+pub use render::{RenderedMemory, estimate_tokens, render_memories};
+pub use search::{Components, Hit, SearchQuery, pinned, retrieve_for_prompt, search};
 pub use unit::{Kind, MemoryUnit, NewUnit, Source, Status};

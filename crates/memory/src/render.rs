@@ -1,0 +1,282 @@
+//! The memory part of the injected context block, within a token budget.
+//!
+//! Pinned units come first and may use at most `pinned_share` of the budget; query hits
+//! fill the rest in rank order. Each unit goes in whole or not at all: one too large for
+//! what is left is skipped and a smaller one after it may still fit. Units are grouped by
+//! kind in a fixed order, and keep their selection order within a group, so the same
+//! inputs always render the same bytes (which keeps the provider's prompt cache warm).
+
+use std::collections::HashSet;
+
+use serde::Serialize;
+
+use crate::policy::RetrievalPolicy;
+use crate::search::Hit;
+use crate::unit::{Kind, MemoryUnit};
+
+/// The first line stays what the earlier version wrote, for compatibility.
+const HEADING: &str = "## Relevant Long-Term Memory\nRemembered from earlier conversations. \
+It may be out of date: what the user says now takes precedence.";
+/// Longest bullet, in characters; longer contents end with an ellipsis.
+const MAX_BULLET_CHARS: usize = 500;
+
+/// The rendered section and what it holds.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+pub struct RenderedMemory {
+    pub text: String,
+    /// Ids of the units included, in selection order (pinned first, then by rank).
+    pub ids: Vec<String>,
+    /// Estimated tokens of `text`.
+    pub tokens: usize,
+}
+
+/// A conservative token estimate without a tokenizer: about four bytes of ASCII per token,
+/// and one token per other character (CJK text is close to one token per character).
+/// The same rule as `metaclaw_skills::estimate_tokens`, so both halves of the shared block
+/// are counted alike (a candidate for a shared crate).
+pub fn estimate_tokens(text: &str) -> usize {
+    let (ascii, other) = text.chars().fold((0usize, 0usize), |(a, o), c| {
+        if c.is_ascii() { (a + 1, o) } else { (a, o + 1) }
+    });
+    ascii.div_ceil(4) + other
+}
+
+/// The group title of a kind, in the order groups are rendered (`Kind::ALL`).
+pub fn group_title(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Preference => "Preferences",
+        Kind::ProjectState => "Project state",
+        Kind::ProceduralObservation => "Workflow rules",
+        Kind::Semantic => "Facts",
+        Kind::WorkingSummary => "Latest session summary",
+        Kind::Episodic => "Earlier conversations",
+    }
+}
+
+/// Renders pinned units (first, at most `max_pinned`, within the pinned share) and then as
+/// many unpinned query hits (at most `max_units`) as fit in `budget_tokens`; `None` when
+/// nothing fits.
+pub fn render_memories(
+    pinned: &[MemoryUnit],
+    hits: &[Hit],
+    budget_tokens: usize,
+    policy: &RetrievalPolicy,
+) -> Option<RenderedMemory> {
+    let mut sel = Selection::new(budget_tokens)?;
+    let pinned_cap =
+        (budget_tokens as f64 * f64::from(policy.pinned_share.clamp(0.0, 1.0))).floor() as usize;
+    let mut pinned_used = 0;
+    for unit in pinned.iter().take(policy.max_pinned) {
+        if let Some(cost) = sel.cost(unit)
+            && pinned_used + cost <= pinned_cap
+            && sel.take(unit, cost)
+        {
+            pinned_used += cost;
+        }
+    }
+    let mut from_hits = 0;
+    // Pinned units go only through the pinned share, never as ordinary hits.
+    for hit in hits.iter().filter(|h| !h.unit.pinned) {
+        if from_hits >= policy.max_units {
+            break;
+        }
+        if let Some(cost) = sel.cost(&hit.unit)
+            && sel.take(&hit.unit, cost)
+        {
+            from_hits += 1;
+        }
+    }
+    sel.finish()
+}
+
+/// Units chosen so far and the tokens they cost.
+struct Selection<'a> {
+    budget: usize,
+    used: usize,
+    units: Vec<(&'a MemoryUnit, String)>,
+    ids: HashSet<&'a str>,
+    groups: HashSet<Kind>,
+}
+
+impl<'a> Selection<'a> {
+    fn new(budget: usize) -> Option<Selection<'a>> {
+        let used = estimate_tokens(HEADING);
+        (used <= budget).then(|| Selection {
+            budget,
+            used,
+            units: Vec::new(),
+            ids: HashSet::new(),
+            groups: HashSet::new(),
+        })
+    }
+
+    /// What adding `unit` would cost (its bullet, and its group's title when the group is
+    /// new); `None` when it is already in or has nothing to show.
+    fn cost(&self, unit: &MemoryUnit) -> Option<usize> {
+        if self.ids.contains(unit.id.as_str()) {
+            return None;
+        }
+        let text = bullet_text(unit)?;
+        let mut cost = estimate_tokens(&bullet(&text));
+        if !self.groups.contains(&unit.kind) {
+            cost += estimate_tokens(&group_heading(unit.kind));
+        }
+        Some(cost)
+    }
+
+    /// Adds `unit` when `cost` fits in what is left.
+    fn take(&mut self, unit: &'a MemoryUnit, cost: usize) -> bool {
+        if self.used + cost > self.budget {
+            return false;
+        }
+        let Some(text) = bullet_text(unit) else {
+            return false;
+        };
+        self.used += cost;
+        self.ids.insert(unit.id.as_str());
+        self.groups.insert(unit.kind);
+        self.units.push((unit, text));
+        true
+    }
+
+    fn finish(self) -> Option<RenderedMemory> {
+        if self.units.is_empty() {
+            return None;
+        }
+        let mut text = String::from(HEADING);
+        for kind in Kind::ALL {
+            let mut group = self.units.iter().filter(|(u, _)| u.kind == kind).peekable();
+            if group.peek().is_none() {
+                continue;
+            }
+            text.push_str(&group_heading(kind));
+            for (_, line) in group {
+                text.push_str(&bullet(line));
+            }
+        }
+        let tokens = estimate_tokens(&text);
+        Some(RenderedMemory {
+            text,
+            ids: self.units.iter().map(|(u, _)| u.id.clone()).collect(),
+            tokens,
+        })
+    }
+}
+
+fn group_heading(kind: Kind) -> String {
+    format!("\n\n### {}", group_title(kind))
+}
+
+fn bullet(text: &str) -> String {
+    format!("\n- {text}")
+}
+
+/// The content (or the summary when the content is empty) on one line, capped.
+fn bullet_text(unit: &MemoryUnit) -> Option<String> {
+    let source = if unit.content.trim().is_empty() {
+        &unit.summary
+    } else {
+        &unit.content
+    };
+    let line = source.split_whitespace().collect::<Vec<_>>().join(" ");
+    if line.is_empty() {
+        return None;
+    }
+    if line.chars().count() <= MAX_BULLET_CHARS {
+        return Some(line);
+    }
+    let cut: String = line.chars().take(MAX_BULLET_CHARS).collect();
+    Some(format!("{}…", cut.trim_end()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::unit::{Source, Status};
+
+    fn unit(id: &str, kind: Kind, content: &str, pinned: bool) -> MemoryUnit {
+        MemoryUnit {
+            id: id.into(),
+            scope: "default".into(),
+            kind,
+            content: content.into(),
+            summary: String::new(),
+            fact_key: None,
+            importance: 0.5,
+            confidence: 0.8,
+            pinned,
+            status: Status::Active,
+            superseded_by: None,
+            source: Source::Manual,
+            source_session: None,
+            source_turn: None,
+            tags: vec![],
+            entities: vec![],
+            access_count: 0,
+            last_accessed_ms: None,
+            created_ms: 0,
+            updated_ms: 0,
+            expires_ms: None,
+            version: 1,
+        }
+    }
+
+    fn hit(u: MemoryUnit) -> Hit {
+        Hit {
+            unit: u,
+            score: 1.0,
+            components: Default::default(),
+            matched_terms: vec![],
+            reason: String::new(),
+        }
+    }
+
+    #[test]
+    fn groups_in_fixed_order_with_single_line_bullets() {
+        let hits = vec![
+            hit(unit(
+                "b",
+                Kind::Episodic,
+                "We talked\n about  deploys.",
+                false,
+            )),
+            hit(unit("a", Kind::Preference, "Prefers tabs.", false)),
+        ];
+        let r = render_memories(&[], &hits, 1000, &RetrievalPolicy::default()).unwrap();
+        assert!(r.text.starts_with("## Relevant Long-Term Memory\n"));
+        let prefs = r.text.find("### Preferences\n- Prefers tabs.").unwrap();
+        let earlier = r
+            .text
+            .find("### Earlier conversations\n- We talked about deploys.")
+            .unwrap();
+        assert!(prefs < earlier);
+        assert_eq!(r.ids, vec!["b", "a"]);
+        assert_eq!(r.tokens, estimate_tokens(&r.text));
+    }
+
+    #[test]
+    fn long_content_is_capped_with_an_ellipsis() {
+        let long = "word ".repeat(300);
+        let hits = vec![hit(unit("a", Kind::Semantic, &long, false))];
+        let r = render_memories(&[], &hits, 10_000, &RetrievalPolicy::default()).unwrap();
+        let line = r.text.lines().last().unwrap();
+        assert!(line.ends_with('…'));
+        assert!(line.chars().count() <= MAX_BULLET_CHARS + 3);
+    }
+
+    #[test]
+    fn nothing_fits_gives_none() {
+        let hits = vec![hit(unit("a", Kind::Semantic, "x", false))];
+        assert!(render_memories(&[], &hits, 5, &RetrievalPolicy::default()).is_none());
+        assert!(render_memories(&[], &[], 1000, &RetrievalPolicy::default()).is_none());
+        let empty = vec![hit(unit("a", Kind::Semantic, "  \n ", false))];
+        assert!(render_memories(&[], &empty, 1000, &RetrievalPolicy::default()).is_none());
+    }
+
+    #[test]
+    fn estimate_counts_non_ascii_characters_fully() {
+        assert_eq!(estimate_tokens("abcd"), 1);
+        assert_eq!(estimate_tokens("abcde"), 2);
+        assert_eq!(estimate_tokens("日本語"), 3);
+    }
+}

@@ -1,0 +1,147 @@
+//! Read-only memory search: full-text candidates rescored with importance, recency,
+//! confidence and kind, each hit explained.
+//!
+//! Nothing here writes to the database (access bookkeeping belongs to a background queue),
+//! so search runs on read-only connections, in the GUI and in evaluation alike.
+
+mod candidates;
+mod forms;
+mod reason;
+mod retrieve;
+mod score;
+mod stats;
+pub mod terms;
+
+use rusqlite::{Connection, params};
+use serde::{Deserialize, Serialize};
+
+use crate::MemoryError;
+use crate::policy::RetrievalPolicy;
+use crate::unit::{Kind, MemoryUnit};
+
+pub use candidates::{MAX_AND_TERMS, POSTINGS_BUDGET};
+pub use retrieve::retrieve_for_prompt;
+pub use score::Components;
+
+/// Candidates fetched from full-text search per result wanted, before rescoring.
+const POOL_FACTOR: usize = 8;
+/// Most results one search returns, whatever the caller asks.
+pub const MAX_LIMIT: usize = 200;
+
+/// What to search for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SearchQuery {
+    pub scope: String,
+    /// Free user text; never interpreted as FTS syntax.
+    pub text: String,
+    /// Only these kinds; empty means all.
+    #[serde(default)]
+    pub kinds: Vec<Kind>,
+    /// Most hits returned (at least 1, at most [`MAX_LIMIT`]).
+    pub limit: usize,
+    /// Also superseded, archived and expired units (for people browsing; never for prompts).
+    #[serde(default)]
+    pub include_inactive: bool,
+}
+
+/// A unit found by a search, with its score and why.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Hit {
+    pub unit: MemoryUnit,
+    /// The sum of `components`' weighted parts.
+    pub score: f32,
+    pub components: Components,
+    /// The query terms found in the unit (words, or stretches of CJK text).
+    pub matched_terms: Vec<String>,
+    /// A short sentence for people: "matched 'timezone', 'iso'; pinned; importance 0.9; …".
+    pub reason: String,
+}
+
+/// Units of `q.scope` matching `q.text`, best first (ties by id, so the order is stable).
+/// Read-only. A query with no searchable term returns no hits.
+pub fn search(
+    conn: &Connection,
+    q: &SearchQuery,
+    policy: &RetrievalPolicy,
+    now_ms: i64,
+) -> Result<Vec<Hit>, MemoryError> {
+    let parsed = terms::QueryTerms::parse(&q.text, policy.max_query_terms.max(1));
+    if parsed.is_empty() {
+        return Ok(Vec::new());
+    }
+    let all = parsed.all();
+    let (stats, n_docs) = stats::lookup(conn, &all)?;
+    if stats.iter().all(|s| s.piece.is_none()) {
+        return Ok(Vec::new());
+    }
+    let idfs: Vec<f32> = stats.iter().map(|s| score::idf(s.df, n_docs)).collect();
+    let limit = q.limit.clamp(1, MAX_LIMIT);
+    let found = candidates::gather(conn, q, &all, &stats, limit * POOL_FACTOR, now_ms)?;
+
+    let mut scored: Vec<(candidates::Row, Vec<bool>, f32)> = found
+        .into_values()
+        .map(|row| {
+            let present = terms::presence(&all, &row.text);
+            let cov = score::coverage(&present, &idfs);
+            (row, present, cov)
+        })
+        .filter(|(_, _, cov)| *cov > 0.0)
+        .collect();
+    let best = scored.iter().map(|(_, _, c)| *c).fold(0.0_f32, f32::max);
+    let mut ranked: Vec<(f32, Components, candidates::Row, Vec<bool>)> = scored
+        .drain(..)
+        .filter_map(|(row, present, cov)| {
+            let lexical = cov / best;
+            (lexical >= policy.min_lexical_score).then(|| {
+                let c = score::components(&row, lexical, policy, now_ms);
+                (c.total(), c, row, present)
+            })
+        })
+        .collect();
+    ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.2.id.cmp(&b.2.id)));
+    ranked.truncate(limit);
+
+    let mut hits = Vec::with_capacity(ranked.len());
+    for (score, components, row, present) in ranked {
+        // Only the final hits are loaded in full.
+        let Some(unit) = crate::db::get(conn, &row.id)? else {
+            continue;
+        };
+        let matched_terms = terms::matched_terms(&parsed, &all, &present);
+        hits.push(Hit {
+            score,
+            components,
+            reason: reason::reason(&unit, &matched_terms, now_ms),
+            matched_terms,
+            unit,
+        });
+    }
+    Ok(hits)
+}
+
+/// Pinned, active, unexpired units of `scope`, whatever the query: most important first,
+/// then most recently edited, then by id. Read-only.
+pub fn pinned(
+    conn: &Connection,
+    scope: &str,
+    limit: usize,
+    now_ms: i64,
+) -> Result<Vec<MemoryUnit>, MemoryError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id FROM memory_units
+         WHERE scope = ?1 AND pinned = 1 AND status = 'active'
+           AND (expires_ms IS NULL OR expires_ms > ?2)
+         ORDER BY importance DESC, updated_ms DESC, id LIMIT ?3",
+    )?;
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let ids = stmt
+        .query_map(params![scope, now_ms, limit], |r| r.get::<_, String>(0))?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let mut out = Vec::with_capacity(ids.len());
+    for id in ids {
+        if let Some(unit) = crate::db::get(conn, &id)? {
+            out.push(unit);
+        }
+    }
+    Ok(out)
+}

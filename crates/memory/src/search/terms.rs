@@ -1,0 +1,351 @@
+//! From free user text to safe full-text queries.
+//!
+//! Text is cut into runs of letters and digits. Runs of CJK characters (which have no
+//! spaces between words) are kept apart: they are searched by trigrams in `memory_fts_cjk`;
+//! runs shorter than three characters by the indexed trigrams that start with them. Every other run is lowercased, checked
+//! against a stop-word list, and dropped when it is one character long. Each term goes into
+//! the MATCH expression quoted, so nothing the user types can be read as FTS5 syntax
+//! (`NEAR(`, `*`, `-`, `:`, `AND`, quotes…).
+
+use std::collections::{HashMap, HashSet};
+
+use super::forms::forms;
+use crate::text::is_cjk;
+
+/// Words too common to say anything about what a memory is about.
+const STOP_WORDS: &[&str] = &[
+    "a", "about", "above", "after", "again", "all", "also", "am", "an", "and", "any", "are", "as",
+    "at", "be", "been", "before", "being", "but", "by", "can", "could", "did", "do", "does",
+    "doing", "for", "from", "had", "has", "have", "having", "he", "her", "here", "hers", "him",
+    "his", "how", "i", "if", "in", "into", "is", "it", "its", "just", "let", "me", "might", "more",
+    "most", "must", "my", "no", "not", "now", "of", "off", "on", "once", "only", "or", "other",
+    "our", "ours", "out", "over", "please", "same", "shall", "she", "should", "so", "some", "such",
+    "than", "that", "the", "their", "them", "then", "there", "these", "they", "this", "those",
+    "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when",
+    "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your",
+    "yours",
+];
+
+/// One run of the text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Run {
+    /// Letters and digits of a spaced script, lowercased.
+    Word(String),
+    /// Consecutive CJK characters.
+    Cjk(String),
+}
+
+/// Cuts `text` into word runs and CJK runs; everything else separates.
+pub fn runs(text: &str) -> Vec<Run> {
+    let mut out = Vec::new();
+    let mut word = String::new();
+    let mut cjk = String::new();
+    for c in text.chars() {
+        if is_cjk(c) {
+            flush_word(&mut word, &mut out);
+            cjk.push(c);
+        } else if c.is_alphanumeric() {
+            flush_cjk(&mut cjk, &mut out);
+            word.extend(c.to_lowercase());
+        } else {
+            flush_word(&mut word, &mut out);
+            flush_cjk(&mut cjk, &mut out);
+        }
+    }
+    flush_word(&mut word, &mut out);
+    flush_cjk(&mut cjk, &mut out);
+    out
+}
+
+fn flush_word(word: &mut String, out: &mut Vec<Run>) {
+    if !word.is_empty() {
+        out.push(Run::Word(std::mem::take(word)));
+    }
+}
+
+fn flush_cjk(cjk: &mut String, out: &mut Vec<Run>) {
+    if !cjk.is_empty() {
+        out.push(Run::Cjk(std::mem::take(cjk)));
+    }
+}
+
+/// The searchable terms of a query.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct QueryTerms {
+    /// Lowercased words of spaced scripts, without stop words, one-character tokens and
+    /// duplicates, in the order they appear.
+    pub words: Vec<String>,
+    /// Three-character substrings of CJK runs of three characters or more.
+    pub trigrams: Vec<String>,
+    /// CJK runs shorter than three characters (no trigram to search by).
+    pub short_cjk: Vec<String>,
+    /// The CJK runs, for reporting which parts matched.
+    pub cjk_runs: Vec<String>,
+}
+
+impl QueryTerms {
+    /// Parses `text`, keeping at most `max_terms` words and `max_terms` trigrams. When a
+    /// long message has more, the longest words are kept (length is a cheap stand-in for
+    /// rarity) and trigrams are sampled evenly across the text.
+    pub fn parse(text: &str, max_terms: usize) -> QueryTerms {
+        let mut q = QueryTerms::default();
+        let mut seen = HashSet::new();
+        let mut seen_tri = HashSet::new();
+        for run in runs(text) {
+            match run {
+                Run::Word(w) => {
+                    if w.chars().count() < 2 || STOP_WORDS.binary_search(&w.as_str()).is_ok() {
+                        continue;
+                    }
+                    if seen.insert(w.clone()) {
+                        q.words.push(w);
+                    }
+                }
+                Run::Cjk(s) => {
+                    let chars: Vec<char> = s.chars().collect();
+                    if chars.len() < 3 {
+                        if seen.insert(s.clone()) {
+                            q.short_cjk.push(s.clone());
+                        }
+                    } else {
+                        for w in chars.windows(3) {
+                            let t: String = w.iter().collect();
+                            if seen_tri.insert(t.clone()) {
+                                q.trigrams.push(t);
+                            }
+                        }
+                    }
+                    if !q.cjk_runs.contains(&s) {
+                        q.cjk_runs.push(s);
+                    }
+                }
+            }
+        }
+        q.words = keep_longest(q.words, max_terms);
+        q.trigrams = sample_evenly(q.trigrams, max_terms);
+        q.short_cjk.truncate(max_terms);
+        q
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.words.is_empty() && self.trigrams.is_empty() && self.short_cjk.is_empty()
+    }
+}
+
+/// Quotes one term for FTS5: inside double quotes everything is literal, and a double
+/// quote is written twice.
+pub fn quote(term: &str) -> String {
+    format!("\"{}\"", term.replace('"', "\"\""))
+}
+
+fn keep_longest(words: Vec<String>, max: usize) -> Vec<String> {
+    if words.len() <= max {
+        return words;
+    }
+    let mut indexed: Vec<(usize, String)> = words.into_iter().enumerate().collect();
+    indexed.sort_by(|a, b| {
+        b.1.chars()
+            .count()
+            .cmp(&a.1.chars().count())
+            .then(a.0.cmp(&b.0))
+    });
+    indexed.truncate(max);
+    indexed.sort_by_key(|(i, _)| *i);
+    indexed.into_iter().map(|(_, w)| w).collect()
+}
+
+fn sample_evenly(items: Vec<String>, max: usize) -> Vec<String> {
+    let n = items.len();
+    if n <= max {
+        return items;
+    }
+    (0..max)
+        .filter_map(|i| items.get(i * n / max).cloned())
+        .collect()
+}
+
+/// What kind of index entry a term is looked up as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TermKind {
+    /// A word in `memory_fts`, searched with its inflected forms.
+    Word,
+    /// A trigram in `memory_fts_cjk`.
+    Trigram,
+    /// A one- or two-character CJK run: the trigrams of `memory_fts_cjk` starting with it.
+    ShortCjk,
+}
+
+/// One searchable term.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Term {
+    pub text: String,
+    pub kind: TermKind,
+    /// What the index is searched for: the word's forms, or the text itself.
+    pub forms: Vec<String>,
+}
+
+impl Term {
+    fn new(text: &str, kind: TermKind) -> Term {
+        Term {
+            text: text.to_owned(),
+            kind,
+            forms: match kind {
+                TermKind::Word => forms(text),
+                TermKind::Trigram | TermKind::ShortCjk => vec![text.to_owned()],
+            },
+        }
+    }
+
+    /// The term in a MATCH expression: every form quoted (so it is never FTS syntax) and
+    /// ORed. Short CJK runs have no piece of their own (they expand to indexed trigrams).
+    pub fn fts_piece(&self) -> Option<String> {
+        match (self.kind, self.forms.as_slice()) {
+            (TermKind::ShortCjk, _) | (_, []) => None,
+            (_, [one]) => Some(quote(one)),
+            (_, many) => Some(format!(
+                "({})",
+                many.iter()
+                    .map(|f| quote(f))
+                    .collect::<Vec<_>>()
+                    .join(" OR ")
+            )),
+        }
+    }
+}
+
+impl QueryTerms {
+    /// Every term, words first, then trigrams, then short CJK runs.
+    pub fn all(&self) -> Vec<Term> {
+        let tag =
+            |list: &[String], kind| list.iter().map(|t| Term::new(t, kind)).collect::<Vec<_>>();
+        let mut out = tag(&self.words, TermKind::Word);
+        out.extend(tag(&self.trigrams, TermKind::Trigram));
+        out.extend(tag(&self.short_cjk, TermKind::ShortCjk));
+        out
+    }
+}
+
+/// Which of `terms` a unit's text contains, as the full-text indexes would see it: one of
+/// a word's forms must be one of the text's words; trigrams and short CJK runs must occur
+/// in its CJK text.
+pub fn presence(terms: &[Term], text: &str) -> Vec<bool> {
+    let mut words = HashSet::new();
+    let mut cjk_text = String::new();
+    for run in runs(text) {
+        match run {
+            Run::Word(w) => {
+                words.insert(w);
+            }
+            Run::Cjk(s) => {
+                cjk_text.push_str(&s);
+                cjk_text.push(' ');
+            }
+        }
+    }
+    terms
+        .iter()
+        .map(|t| match t.kind {
+            TermKind::Word => t.forms.iter().any(|f| words.contains(f)),
+            TermKind::Trigram | TermKind::ShortCjk => cjk_text.contains(t.text.as_str()),
+        })
+        .collect()
+}
+
+/// The matched terms for people: words as they are, and for each CJK run of the query the
+/// longest stretches whose trigrams all matched ("时间格式" rather than "时间格", "间格式").
+pub fn matched_terms(q: &QueryTerms, terms: &[Term], present: &[bool]) -> Vec<String> {
+    let hit: HashMap<(&str, TermKind), bool> = terms
+        .iter()
+        .zip(present)
+        .map(|(t, p)| ((t.text.as_str(), t.kind), *p))
+        .collect();
+    let found = |text: &str, kind| hit.get(&(text, kind)).copied().unwrap_or(false);
+    let mut out: Vec<String> = q
+        .words
+        .iter()
+        .filter(|w| found(w, TermKind::Word))
+        .cloned()
+        .collect();
+    for run in &q.cjk_runs {
+        let chars: Vec<char> = run.chars().collect();
+        if chars.len() < 3 {
+            if found(run, TermKind::ShortCjk) {
+                out.push(run.clone());
+            }
+            continue;
+        }
+        let hits: Vec<bool> = chars
+            .windows(3)
+            .map(|w| found(&w.iter().collect::<String>(), TermKind::Trigram))
+            .collect();
+        let mut i = 0;
+        while i < hits.len() {
+            if !hits[i] {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            while i < hits.len() && hits[i] {
+                i += 1;
+            }
+            out.push(chars[start..i + 2].iter().collect());
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stop_words_are_sorted_for_binary_search() {
+        let mut sorted = STOP_WORDS.to_vec();
+        sorted.sort_unstable();
+        assert_eq!(sorted, STOP_WORDS);
+    }
+
+    #[test]
+    fn drops_stop_words_short_tokens_and_duplicates() {
+        let q = QueryTerms::parse("What time FORMAT should I use? time, x 42 ISO-8601", 16);
+        assert_eq!(q.words, vec!["time", "format", "use", "42", "iso", "8601"]);
+        let pieces: Vec<_> = q.all().iter().filter_map(Term::fts_piece).collect();
+        assert!(
+            pieces[0].starts_with(r#"("time" OR "times" OR "#),
+            "{}",
+            pieces[0]
+        );
+        assert_eq!(pieces[3], r#""42""#);
+        assert!(pieces[4].starts_with(r#"("iso" OR "#));
+        assert_eq!(pieces[5], r#""8601""#);
+    }
+
+    #[test]
+    fn fts_syntax_is_only_ever_quoted_words() {
+        let q = QueryTerms::parse(r#"NEAR(a b) "x" col:val -neg pre* AND OR"#, 16);
+        assert_eq!(q.words, vec!["near", "col", "val", "neg", "pre"]);
+        assert_eq!(quote(r#"a"b"#), r#""a""b""#);
+        assert!(QueryTerms::parse("?? !! * - :", 16).is_empty());
+    }
+
+    #[test]
+    fn cjk_runs_become_trigrams_or_short_terms() {
+        let q = QueryTerms::parse("时间格式 用 UTC", 16);
+        assert_eq!(q.words, vec!["utc"]);
+        assert_eq!(q.trigrams, vec!["时间格", "间格式"]);
+        assert_eq!(q.short_cjk, vec!["用"]);
+        let terms = q.all();
+        let present = presence(&terms, "所有时间格式都用 UTC");
+        assert_eq!(present, vec![true, true, true, true]);
+        assert_eq!(
+            matched_terms(&q, &terms, &present),
+            vec!["utc", "时间格式", "用"]
+        );
+    }
+
+    #[test]
+    fn long_queries_keep_the_longest_words_in_order() {
+        let q = QueryTerms::parse("aa bbbb cc dddddd ee", 2);
+        assert_eq!(q.words, vec!["bbbb", "dddddd"]);
+    }
+}
