@@ -1,6 +1,7 @@
 //! Long-term memory: units of six kinds per scope, extracted from conversations, reconciled
 //! with what is already known, retrieved for each turn, and browsable by people.
 
+pub mod consolidate;
 pub mod db;
 mod error;
 pub mod extract;

@@ -6,6 +6,7 @@
 //! kind in a fixed order, and keep their selection order within a group, so the same
 //! inputs always render the same bytes (which keeps the provider's prompt cache warm).
 
+pub use metaclaw_wire::tokens::estimate_tokens;
 use std::collections::HashSet;
 
 use serde::Serialize;
@@ -28,17 +29,6 @@ pub struct RenderedMemory {
     pub ids: Vec<String>,
     /// Estimated tokens of `text`.
     pub tokens: usize,
-}
-
-/// A conservative token estimate without a tokenizer: about four bytes of ASCII per token,
-/// and one token per other character (CJK text is close to one token per character).
-/// The same rule as `metaclaw_skills::estimate_tokens`, so both halves of the shared block
-/// are counted alike (a candidate for a shared crate).
-pub fn estimate_tokens(text: &str) -> usize {
-    let (ascii, other) = text.chars().fold((0usize, 0usize), |(a, o), c| {
-        if c.is_ascii() { (a + 1, o) } else { (a, o + 1) }
-    });
-    ascii.div_ceil(4) + other
 }
 
 /// The group title of a kind, in the order groups are rendered (`Kind::ALL`).
@@ -271,12 +261,5 @@ mod tests {
         assert!(render_memories(&[], &[], 1000, &RetrievalPolicy::default()).is_none());
         let empty = vec![hit(unit("a", Kind::Semantic, "  \n ", false))];
         assert!(render_memories(&[], &empty, 1000, &RetrievalPolicy::default()).is_none());
-    }
-
-    #[test]
-    fn estimate_counts_non_ascii_characters_fully() {
-        assert_eq!(estimate_tokens("abcd"), 1);
-        assert_eq!(estimate_tokens("abcde"), 2);
-        assert_eq!(estimate_tokens("日本語"), 3);
     }
 }

@@ -5,6 +5,7 @@
 //! skipped and a smaller one after it may still fit.
 
 use crate::Skill;
+pub use metaclaw_wire::tokens::estimate_tokens;
 
 const HEADING: &str = "## Skills\nGuidance picked from the skill library for this request. \
 Follow a skill when it applies; ignore it when it does not.";
@@ -17,15 +18,6 @@ pub struct Rendered {
     pub skills: Vec<String>,
     /// Estimated tokens of `text`.
     pub tokens: usize,
-}
-
-/// A conservative token estimate without a tokenizer: about four bytes of ASCII per token,
-/// and one token per other character (CJK text is close to one token per character).
-pub fn estimate_tokens(text: &str) -> usize {
-    let (ascii, other) = text.chars().fold((0usize, 0usize), |(a, o), c| {
-        if c.is_ascii() { (a + 1, o) } else { (a, o + 1) }
-    });
-    ascii.div_ceil(4) + other
 }
 
 /// Renders as many of `skills` as fit in `budget` tokens; `None` when none fits.
@@ -136,12 +128,5 @@ mod tests {
         assert!(r.tokens <= 200);
         assert!(render_skills([&big], 200).is_none());
         assert!(render_skills([], 1000).is_none());
-    }
-
-    #[test]
-    fn estimate_counts_non_ascii_characters_fully() {
-        assert_eq!(estimate_tokens("abcd"), 1);
-        assert_eq!(estimate_tokens("abcde"), 2);
-        assert_eq!(estimate_tokens("日本語"), 3);
     }
 }

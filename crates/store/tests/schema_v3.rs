@@ -149,3 +149,25 @@ fn the_memory_tables_reject_unknown_names() {
     );
     assert!(bad_action.is_err());
 }
+
+#[test]
+fn a_scopes_pinned_units_are_read_through_their_own_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("metaclaw.db")).unwrap();
+    let plan: Vec<String> = store
+        .connection()
+        .prepare(
+            "EXPLAIN QUERY PLAN SELECT id FROM memory_units
+             WHERE scope = ?1 AND pinned = 1 AND status = 'active'
+             ORDER BY importance DESC, updated_ms DESC, id LIMIT 4",
+        )
+        .unwrap()
+        .query_map(["default"], |row| row.get::<_, String>(3))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert!(
+        plan.iter().any(|step| step.contains("memory_units_pinned")),
+        "{plan:?}"
+    );
+}

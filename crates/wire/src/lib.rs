@@ -17,6 +17,7 @@ pub mod openai;
 mod role;
 pub mod sse;
 pub mod text;
+pub mod tokens;
 pub mod translate;
 
 pub use error::WireError;

@@ -1,5 +1,5 @@
 //! Memory retrieval latency at scale:
-//! `cargo run --release -p metaclaw-memory --example retrieval_bench [-- UNITS [QUERIES]]`.
+//! `cargo run --release -p metaclaw-memory --example memory_bench [-- UNITS [QUERIES]]`.
 //!
 //! Creates a temporary database with `Store::open`, inserts UNITS (default 100,000) realistic
 //! units into one scope through `db::insert` (one transaction per unit, as extraction does;
@@ -7,8 +7,6 @@
 //! retrieval queries (short questions, long pasted messages, Chinese, queries matching
 //! nothing) on a read-only connection. Prints insert throughput, database size per 10,000
 //! units, and p50/p99/max of `search`, `pinned` and the whole `retrieve_for_prompt`.
-//! `METACLAW_BENCH_PINNED_INDEX=1` adds the partial index on pinned units proposed for the
-//! schema (without it, `pinned` reads every unit of the scope: about 100 ms at 100,000).
 //! Set `METACLAW_BENCH_KEEP=1` to keep the database for inspection, and
 //! `METACLAW_BENCH_DB=/path/metaclaw.db` to build it there once and reuse it on later runs.
 #![allow(clippy::print_stdout)]
@@ -26,9 +24,6 @@ const SCOPE: &str = "default";
 const BUDGET_TOKENS: usize = 800;
 const DAY_MS: i64 = 86_400_000;
 const NOW: i64 = 1_767_225_600_000;
-/// What `pinned` needs to stay fast at scale (not in the schema yet; see the module doc).
-const PROPOSED_PINNED_INDEX: &str = "CREATE INDEX IF NOT EXISTS memory_units_pinned \
-     ON memory_units(scope, importance DESC, updated_ms DESC) WHERE pinned = 1 AND status = 'active'";
 /// Units written through `db::insert` (the rest are bulk-inserted).
 const SLOW_INSERTS: usize = 2_000;
 
@@ -608,13 +603,6 @@ fn main() -> Result<(), Box<dyn Error>> {
     } else {
         build(&path, units, &mut rng)?;
     }
-    if std::env::var_os("METACLAW_BENCH_PINNED_INDEX").is_some() {
-        // The index proposed for schema v4; without it `pinned` scans the whole scope.
-        let store = Store::open(&path)?;
-        store.connection().execute_batch(PROPOSED_PINNED_INDEX)?;
-        println!("proposed pinned index  created");
-    }
-
     let store = Store::open_read_only(&path)?;
     let conn = store.connection();
     let policy = RetrievalPolicy::default();
