@@ -33,6 +33,9 @@ pub enum Command {
     /// The skill library: list, show, and search with scores.
     #[command(subcommand)]
     Skills(SkillsCommand),
+    /// What MetaClaw remembers: list, search, show, add, edit, forget, pin, export, import.
+    #[command(subcommand)]
+    Memory(MemoryCommand),
     /// Print MetaClaw's log.
     Logs {
         /// Keep printing new lines as they are written.
@@ -118,5 +121,87 @@ pub enum SkillsCommand {
         full: bool,
         #[arg(long)]
         json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum MemoryCommand {
+    /// Remembered units, newest first.
+    List {
+        #[arg(long)]
+        scope: Option<String>,
+        /// preference, project_state, procedural_observation, semantic, working_summary, episodic.
+        #[arg(long)]
+        kind: Option<String>,
+        /// Also forgotten (archived) and superseded units.
+        #[arg(long)]
+        all: bool,
+        #[arg(short = 'n', long, default_value_t = 50)]
+        limit: u32,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Search with scores and the reason each unit matched.
+    Search {
+        query: String,
+        #[arg(long)]
+        scope: Option<String>,
+        #[arg(short = 'n', long, default_value_t = 10)]
+        limit: usize,
+    },
+    /// One unit with its history.
+    Show {
+        id: String,
+    },
+    /// Remember something yourself.
+    Add {
+        content: String,
+        #[arg(long, default_value = "semantic")]
+        kind: String,
+        #[arg(long)]
+        scope: Option<String>,
+        #[arg(long)]
+        pin: bool,
+    },
+    /// Replace a unit's text (its history keeps the old one).
+    Edit {
+        id: String,
+        content: String,
+    },
+    /// Forget a unit (kept, hidden; `--purge` deletes it for good).
+    Forget {
+        id: String,
+        #[arg(long)]
+        purge: bool,
+    },
+    /// Always inject this unit first.
+    Pin {
+        id: String,
+    },
+    Unpin {
+        id: String,
+    },
+    /// Write units as JSON lines to stdout.
+    Export {
+        #[arg(long)]
+        scope: Option<String>,
+        /// Also forgotten and superseded units.
+        #[arg(long)]
+        all: bool,
+    },
+    /// Read units from a JSON-lines file written by `export`.
+    Import {
+        file: PathBuf,
+    },
+    /// Counts per kind, status and scope.
+    Stats {
+        #[arg(long)]
+        scope: Option<String>,
+    },
+    /// Merge duplicates, supersede old session summaries, archive expired units, decay
+    /// long-unused ones (pinned units are never touched).
+    Consolidate {
+        #[arg(long)]
+        scope: Option<String>,
     },
 }

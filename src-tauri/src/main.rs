@@ -41,6 +41,7 @@ fn run(cli: Cli) -> Outcome {
             commands::config::run(&paths, args)
         }
         Some(Command::Skills(command)) => commands::skills::run(&paths, command),
+        Some(Command::Memory(command)) => commands::memory::run(&paths, command),
         Some(Command::Logs { follow, lines }) => commands::logs::run(&paths, follow, lines),
     }
 }

@@ -332,3 +332,93 @@ fn skills_list_show_search_work_on_files_without_a_running_engine() {
         Some(1)
     );
 }
+
+#[test]
+fn memory_commands_work_on_the_database_without_a_running_engine() {
+    let home = Home::new("");
+    let o = home.run(&[
+        "memory",
+        "add",
+        "The user's laptop runs Debian 13 with KDE.",
+        "--kind",
+        "project_state",
+        "--pin",
+    ]);
+    assert!(o.status.success(), "{o:?}");
+    let id = stdout(&o)
+        .trim()
+        .trim_start_matches("remembered ")
+        .to_string();
+    assert_eq!(
+        home.run(&["memory", "add", "x", "--kind", "mood"])
+            .status
+            .code(),
+        Some(2)
+    );
+
+    let listed = stdout(&home.run(&["memory", "list"]));
+    assert!(
+        listed.contains(&id) && listed.contains("[pinned]"),
+        "{listed}"
+    );
+    let found = stdout(&home.run(&["memory", "search", "which Debian version"]));
+    assert!(
+        found.contains("Debian 13") && found.contains("debian"),
+        "{found}"
+    );
+
+    assert!(
+        home.run(&[
+            "memory",
+            "edit",
+            &id,
+            "The laptop runs Debian 13 with GNOME."
+        ])
+        .status
+        .success()
+    );
+    let shown = stdout(&home.run(&["memory", "show", &id]));
+    assert!(
+        shown.contains("GNOME") && shown.contains("KDE"),
+        "history keeps the old text: {shown}"
+    );
+
+    let export = home.run(&["memory", "export"]);
+    assert!(export.status.success());
+    let file = home.path().join("export.jsonl");
+    std::fs::write(&file, &export.stdout).unwrap();
+    assert!(
+        home.run(&["memory", "forget", &id, "--purge"])
+            .status
+            .success()
+    );
+    assert!(!stdout(&home.run(&["memory", "list"])).contains(&id));
+    let o = home.run(&["memory", "import", file.to_str().unwrap()]);
+    assert!(stdout(&o).contains("imported 1"), "{o:?}");
+    assert!(stdout(&home.run(&["memory", "list"])).contains("GNOME"));
+    let stats: Value = serde_json::from_str(&stdout(&home.run(&["memory", "stats"]))).unwrap();
+    assert_eq!(
+        (stats["active"].as_u64(), stats["pinned"].as_u64()),
+        (Some(1), Some(1))
+    );
+
+    // Two units saying the same thing become one; the pinned one is never touched.
+    for _ in 0..2 {
+        let o = home.run(&[
+            "memory",
+            "add",
+            "Deploys happen on Tuesdays.",
+            "--kind",
+            "semantic",
+        ]);
+        assert!(o.status.success(), "{o:?}");
+    }
+    let o = home.run(&["memory", "consolidate"]);
+    assert!(stdout(&o).contains("1 change(s)"), "{o:?}");
+    let stats: Value = serde_json::from_str(&stdout(&home.run(&["memory", "stats"]))).unwrap();
+    assert_eq!(
+        (stats["active"].as_u64(), stats["superseded"].as_u64()),
+        (Some(2), Some(1))
+    );
+    assert!(stdout(&home.run(&["memory", "list"])).contains("GNOME"));
+}

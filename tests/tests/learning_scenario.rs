@@ -75,6 +75,12 @@ impl Agent {
             .to_string()
     }
 
+    /// The daemon's log, for failure messages.
+    fn log(&self) -> String {
+        let o = self._home.run(&["logs", "-n", "60"]);
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+
     async fn admin(&self, path: &str) -> Value {
         reqwest::Client::new()
             .get(format!("http://127.0.0.1:{}{path}", self.port))
@@ -117,9 +123,46 @@ async fn evolution_logged(agent: &Agent) {
     }
 }
 
+/// Waits until the rule is stored as a memory, through the compatibility search route.
+/// Bounded poll: extraction runs in the background after the session ends.
+async fn memory_stored(agent: &Agent) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let found: Value = reqwest::Client::new()
+            .get(format!(
+                "http://127.0.0.1:{}/v1/memory/search?q=meeting%20times%20ISO",
+                agent.port
+            ))
+            .bearer_auth(PROXY_KEY)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        if let Some(hit) = found.as_array().and_then(|a| a.first()) {
+            assert!(hit["content"].as_str().unwrap().contains("+08:00"), "{hit}");
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "nothing remembered; log:\n{}",
+            agent.log()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn memory_remembers_a_stated_rule_and_later_sessions_get_it_right() {
+    let agent = start("skills:\n  enabled: false\n").await;
+    let right = agent.scenario(memory_stored).await;
+    assert_eq!(right, 4, "sessions 2–5 with the remembered rule");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn skills_learn_a_stated_rule_and_later_sessions_get_it_right() {
-    let agent = start("skills:\n  evolution_every_n_turns: 0\n").await;
+    let agent = start("skills:\n  evolution_every_n_turns: 0\nmemory:\n  enabled: false\n").await;
     let right = agent.scenario(evolution_logged).await;
     let search = agent
         .admin(&format!("/api/skills/search?q={}", urlencode(QUESTION)))
@@ -133,7 +176,7 @@ async fn skills_learn_a_stated_rule_and_later_sessions_get_it_right() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn without_learning_later_sessions_get_it_wrong() {
-    let agent = start("skills:\n  auto_evolve: false\n").await;
+    let agent = start("skills:\n  auto_evolve: false\nmemory:\n  enabled: false\n").await;
     let right = agent.scenario(async |_| {}).await;
     assert_eq!(right, 0, "nothing learned, nothing right");
 }

@@ -6,6 +6,7 @@ pub mod config;
 pub mod context;
 pub mod llm;
 pub mod logging;
+pub mod memory;
 pub mod paths;
 pub mod recorder;
 pub mod run;

@@ -16,6 +16,8 @@ use crate::admin::{self, AdminState, SkillsAdmin, UpstreamStatus};
 use crate::config::{Config, ConfigError, Overrides, SkillRetrieval};
 use crate::context::{ContextInjector, SqliteSticky};
 use crate::llm::{self, Endpoint};
+use crate::memory::compat::{self, CompatState};
+use crate::memory::{Memory, MemoryConfig, MemorySettings};
 use crate::paths::{Paths, PathsError};
 use crate::recorder::{self, RecorderWorker};
 use crate::runfiles::{self, InstanceLock, RunError, RunInfo};
@@ -79,18 +81,21 @@ impl Engine {
 
         // Keychain access blocks (D-Bus); keep it off the runtime's worker threads.
         let secrets = SecretStore::open(&paths)?.with_legacy(loaded.legacy_secrets.clone());
-        let (proxy_config, upstreams, evolver, embeddings) = {
+        let (proxy_config, upstreams, models) = {
             let secrets = secrets.clone();
             let config = config.clone();
             tokio::task::spawn_blocking(move || -> Result<_, EngineError> {
                 let key = ensure_proxy_key(&secrets)?;
                 let proxy = wiring::proxy_config(&config, &secrets, Some(key))?;
                 let upstreams = upstream_status(&proxy, &config, &secrets);
-                let evolver = llm::evolver_endpoint(&config, &secrets);
-                let embeddings = (config.skills.retrieval_mode != SkillRetrieval::Template)
-                    .then(|| llm::embedding_endpoint(&config, &secrets))
-                    .flatten();
-                Ok((proxy, upstreams, evolver, embeddings))
+                let models = JobModels {
+                    evolver: llm::evolver_endpoint(&config, &secrets),
+                    embeddings: (config.skills.retrieval_mode != SkillRetrieval::Template)
+                        .then(|| llm::embedding_endpoint(&config, &secrets))
+                        .flatten(),
+                    extractor: llm::extractor_endpoint(&config, &secrets),
+                };
+                Ok((proxy, upstreams, models))
             })
             .await
             .map_err(|e| EngineError::Task(e.to_string()))??
@@ -106,7 +111,7 @@ impl Engine {
         let semantic = config
             .skills
             .enabled
-            .then(|| semantic_setup(&config, &paths, embeddings))
+            .then(|| semantic_setup(&config, &paths, models.embeddings))
             .flatten();
         let semantic_query = semantic.as_ref().map(|s| Arc::new(SemanticQuery::new(s)));
         let skills = if config.skills.enabled {
@@ -116,14 +121,18 @@ impl Engine {
         } else {
             None
         };
-        let evolution = start_evolution(&config, &paths, skills.as_ref(), evolver, &recorder);
+        let evolution =
+            start_evolution(&config, &paths, skills.as_ref(), models.evolver, &recorder);
+        let memory = start_memory(&config, &paths, models.extractor, &recorder);
         let sink: Arc<dyn TurnSink> = Arc::new(LearningSink {
             recorder: recorder.clone(),
             evolution: evolution.clone(),
+            memory: memory.clone(),
         });
         let injector = ContextInjector::new(
             skills.as_ref().map(|s| s.current.clone()),
             semantic_query.clone(),
+            memory.clone(),
             config.injection.token_budget as usize,
         );
         let sticky = {
@@ -181,8 +190,18 @@ impl Engine {
                 mode: config.skills.retrieval_mode,
                 semantic: semantic_query.clone(),
             }),
+            memory: memory.clone(),
         });
-        let app = metaclaw_proxy::router(state.clone()).merge(admin::router(admin_state));
+        let compat = Arc::new(CompatState {
+            proxy: state.clone(),
+            memory: memory.clone(),
+            recorder: admin_state.recorder.clone(),
+            default_scope: config.memory.scope.clone(),
+            flush_every: config.memory.flush_every,
+        });
+        let app = metaclaw_proxy::router(state.clone())
+            .merge(compat::router(compat))
+            .merge(admin::router(admin_state));
         let app = metaclaw_proxy::guard(app, state.clone());
         let server = tokio::spawn(metaclaw_proxy::serve(
             listener,
@@ -250,6 +269,46 @@ async fn install_skills(dir: std::path::PathBuf) {
         Ok(Err(e)) => tracing::warn!(error = %e, "could not install the built-in skills"),
         Err(e) => tracing::warn!(error = %e, "could not install the built-in skills"),
     }
+}
+
+/// Models the background jobs call, resolved once at start (reading keys blocks).
+struct JobModels {
+    evolver: Option<Endpoint>,
+    embeddings: Option<Endpoint>,
+    extractor: Option<Endpoint>,
+}
+
+/// The memory service, when memory is on. Without an extraction model the rule-based
+/// extractor runs instead, so memory works offline too.
+fn start_memory(
+    config: &Config,
+    paths: &Paths,
+    extractor: Option<Endpoint>,
+    recorder: &crate::recorder::RecorderHandle,
+) -> Option<Memory> {
+    if !config.memory.enabled {
+        return None;
+    }
+    if extractor.is_none() {
+        tracing::info!("memory extraction uses the rule-based extractor: no model configured");
+    }
+    let http = reqwest::Client::builder()
+        .user_agent(concat!("metaclaw/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| tracing::warn!(error = %e, "memory is off"))
+        .ok()?;
+    Some(Memory::start(MemoryConfig {
+        db: paths.db.clone(),
+        recorder: recorder.clone(),
+        endpoint: extractor,
+        http,
+        settings: MemorySettings {
+            auto: config.memory.auto_extract && !config.memory.manual_trigger,
+            flush_every: config.memory.flush_every,
+            consolidate: config.memory.auto_consolidate,
+        },
+        policy: metaclaw_memory::RetrievalPolicy::default(),
+    }))
 }
 
 /// The evolution worker, when skills are on and an evolver model resolves. Without one,

@@ -3,6 +3,7 @@
 pub mod config;
 pub mod daemon;
 pub mod logs;
+pub mod memory;
 pub mod skills;
 pub mod start;
 pub mod status;

@@ -91,6 +91,13 @@ pub fn run(paths: &Paths, as_json: bool) -> Outcome {
             output::line(line);
         }
     }
+    match &s.memory {
+        None => output::line("  memory:     off"),
+        Some(m) => output::line(format!(
+            "  memory:     {} remembered ({} pinned) in {} scope(s), {} superseded, {} forgotten",
+            m.active, m.pinned, m.scopes, m.superseded, m.archived
+        )),
+    }
     output::line(format!(
         "  last error: {}",
         s.last_error.as_deref().unwrap_or("none")

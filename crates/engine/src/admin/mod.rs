@@ -1,10 +1,11 @@
 //! The admin API (`/api/*`): JSON for the CLI, the UI and tests, behind the admin token that
 //! only the user can read (`$METACLAW_HOME/run/admin_token`, mode 0600).
 
+mod memory;
 mod routes;
 mod skills;
 mod status;
 
 pub use routes::{AdminState, router};
 pub use skills::{SkillsAdmin, skill_json};
-pub use status::{SkillsStatus, Status, UpstreamStatus};
+pub use status::{MemoryStatus, SkillsStatus, Status, UpstreamStatus};

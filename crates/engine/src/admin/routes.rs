@@ -18,9 +18,11 @@ use serde_json::{Value, json};
 use subtle::ConstantTimeEq;
 use tokio_util::sync::CancellationToken;
 
+use super::memory;
 use super::skills::{self, SkillsAdmin};
-use super::status::{SkillsStatus, Status, UpstreamStatus};
+use super::status::{MemoryStatus, SkillsStatus, Status, UpstreamStatus};
 use crate::config::Config;
+use crate::memory::Memory;
 use crate::recorder::RecorderHandle;
 
 /// What the admin routes read.
@@ -38,6 +40,8 @@ pub struct AdminState {
     pub shutdown: CancellationToken,
     /// `None` when skills are off.
     pub skills: Option<SkillsAdmin>,
+    /// `None` when memory is off.
+    pub memory: Option<Memory>,
 }
 
 pub fn router(state: Arc<AdminState>) -> Router {
@@ -48,6 +52,7 @@ pub fn router(state: Arc<AdminState>) -> Router {
         .route("/api/recorder/flush", post(flush))
         .route("/api/shutdown", post(shutdown))
         .merge(skills::router())
+        .merge(memory::router())
         .route_layer(middleware::from_fn_with_state(state.clone(), require_token))
         .with_state(state)
 }
@@ -75,15 +80,30 @@ pub(super) fn error(status: StatusCode, message: &str) -> Response {
 async fn status(State(state): State<Arc<AdminState>>) -> Response {
     let db = state.db.clone();
     // A missing or locked database must not break status; the count is then 0.
-    let (turns, evolution) = tokio::task::spawn_blocking(move || {
+    let (turns, evolution, memory) = tokio::task::spawn_blocking(move || {
         let Ok(store) = Store::open_read_only(&db) else {
-            return (0, Default::default());
+            return (0, Default::default(), None);
         };
         let turns = store.stats().map(|s| s.turns).unwrap_or(0);
-        (turns, store.skill_event_counts().unwrap_or_default())
+        let memory = metaclaw_memory::db::stats(store.connection(), None).ok();
+        (
+            turns,
+            store.skill_event_counts().unwrap_or_default(),
+            memory,
+        )
     })
     .await
     .unwrap_or_default();
+    let memory = state.memory.as_ref().map(|_| {
+        let m = memory.unwrap_or_default();
+        MemoryStatus {
+            active: m.active,
+            pinned: m.pinned,
+            superseded: m.superseded,
+            archived: m.archived,
+            scopes: m.scopes.len(),
+        }
+    });
     let skills = state.skills.as_ref().map(|s| {
         let snapshot = s.current.get();
         let library = &snapshot.library;
@@ -118,6 +138,7 @@ async fn status(State(state): State<Arc<AdminState>>) -> Response {
         home: state.home.display().to_string(),
         log_dir: state.log_dir.display().to_string(),
         skills,
+        memory,
     };
     Json(body).into_response()
 }

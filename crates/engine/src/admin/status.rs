@@ -33,6 +33,18 @@ pub struct Status {
     /// `None` when skills are off.
     #[serde(default)]
     pub skills: Option<SkillsStatus>,
+    /// `None` when memory is off.
+    #[serde(default)]
+    pub memory: Option<MemoryStatus>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MemoryStatus {
+    pub active: u64,
+    pub pinned: u64,
+    pub superseded: u64,
+    pub archived: u64,
+    pub scopes: usize,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -149,3 +149,30 @@ fn check_api(s: &str) -> Result<(), String> {
         )),
     }
 }
+
+/// A positive number of minutes, whole or not (`0.5` is thirty seconds).
+pub(crate) fn positive_minutes<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    d.deserialize_f64(PositiveMinutes)
+}
+
+struct PositiveMinutes;
+
+impl de::Visitor<'_> for PositiveMinutes {
+    type Value = f64;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a number of minutes greater than 0")
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<f64, E> {
+        if v.is_finite() && v > 0.0 {
+            Ok(v)
+        } else {
+            Err(E::invalid_value(Unexpected::Float(v), &self))
+        }
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<f64, E> {
+        self.visit_f64(v as f64)
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<f64, E> {
+        self.visit_f64(v as f64)
+    }
+}

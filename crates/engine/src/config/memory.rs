@@ -71,7 +71,9 @@ pub struct MemoryConfig {
 impl Default for MemoryConfig {
     fn default() -> Self {
         Self {
-            enabled: false,
+            // On by default (the earlier version defaulted to off): remembering what the user
+            // said is what people install this for. Everything stays in the local database.
+            enabled: true,
             dir: String::new(),
             scope: "default".into(),
             retrieval_mode: MemoryRetrieval::Keyword,

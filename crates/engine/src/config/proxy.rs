@@ -27,17 +27,18 @@ impl Default for ProxyConfig {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct SessionConfig {
-    #[serde(deserialize_with = "de::positive")]
-    pub idle_timeout_minutes: u64,
+    /// Fractions allowed (`0.5` = thirty seconds), for short-lived agents and tests.
+    #[serde(deserialize_with = "de::positive_minutes")]
+    pub idle_timeout_minutes: f64,
 }
 
 impl Default for SessionConfig {
     fn default() -> Self {
         Self {
-            idle_timeout_minutes: 30,
+            idle_timeout_minutes: 30.0,
         }
     }
 }

@@ -56,7 +56,7 @@ fn missing_file_gives_defaults() -> TestResult {
         (c.proxy.host.as_str(), c.proxy.port, c.proxy.max_body_mb),
         ("127.0.0.1", 30000, 32)
     );
-    assert_eq!(c.session.idle_timeout_minutes, 30);
+    assert_eq!(c.session.idle_timeout_minutes, 30.0);
     assert_eq!(
         (c.injection.token_budget, c.injection.placement),
         (1200, Placement::User)
@@ -176,10 +176,30 @@ fn wrong_types_and_values_name_the_key() -> TestResult {
             "injection.placement",
             "system",
         ),
+        (
+            "session:\n  idle_timeout_minutes: 0\n",
+            "session.idle_timeout_minutes",
+            "greater than 0",
+        ),
+        (
+            "memory:\n  extractor_api: grpc\n",
+            "memory.extractor_api",
+            "anthropic",
+        ),
     ] {
         let e = err_text(load_text(&h, text));
         assert!(e.contains(key) && e.contains(extra), "{text:?} -> {e}");
     }
+    Ok(())
+}
+
+#[test]
+fn idle_timeout_takes_fractions_of_a_minute() -> TestResult {
+    let h = home()?;
+    let c = load_text(&h, "session:\n  idle_timeout_minutes: 0.05\n")?.config;
+    assert_eq!(c.session.idle_timeout_minutes, 0.05);
+    let c = load_text(&h, "session:\n  idle_timeout_minutes: 45\n")?.config;
+    assert_eq!(c.session.idle_timeout_minutes, 45.0);
     Ok(())
 }
 

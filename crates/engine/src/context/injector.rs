@@ -1,5 +1,10 @@
-//! The engine's injector: the skills that fit this turn, rendered within the token budget.
-//! Memory adds its part to the same block (and shares the budget) when it lands.
+//! The engine's injector: the skills and memories that fit this turn, in one block within
+//! `injection.token_budget`.
+//!
+//! The budget split adapts to what is relevant: skills are retrieved first (cheap, in
+//! memory); memory then gets half the budget when skills matched and all of it when none
+//! did; skills are rendered in whatever memory left. Either part alone can use the whole
+//! budget.
 
 use std::sync::Arc;
 
@@ -7,6 +12,7 @@ use metaclaw_proxy::seams::{BoxFuture, Injection, Injector, TurnContext};
 use metaclaw_skills::render_skills;
 use metaclaw_skills::retrieval::Hit;
 
+use crate::memory::Memory;
 use crate::skills::SemanticQuery;
 use crate::skills::snapshot::{CurrentSkills, Snapshot};
 
@@ -15,6 +21,8 @@ pub struct ContextInjector {
     skills: Option<CurrentSkills>,
     /// `None` in the `template` retrieval mode.
     semantic: Option<Arc<SemanticQuery>>,
+    /// `None` when memory is switched off.
+    memory: Option<Memory>,
     /// `injection.token_budget`.
     budget: usize,
 }
@@ -23,50 +31,64 @@ impl ContextInjector {
     pub fn new(
         skills: Option<CurrentSkills>,
         semantic: Option<Arc<SemanticQuery>>,
+        memory: Option<Memory>,
         budget: usize,
     ) -> Self {
         ContextInjector {
             skills,
             semantic,
+            memory,
             budget,
         }
     }
 
-    /// Lexical retrieval and rendering, synchronous: microseconds with the built-in bank,
-    /// well under a millisecond with 10,000 skills (see the skills bench), so no thread hop.
-    pub fn build(&self, query: &str) -> Option<Injection> {
-        let snapshot = self.skills.as_ref()?.get();
-        let hits = snapshot.retrieve(query);
-        self.render(&snapshot, &hits)
-    }
-
-    /// Semantic or fused retrieval: waits at most `skills.embedding_timeout_ms` for the
-    /// query's vector, then falls back to [`Self::build`]'s lexical hits.
-    async fn build_semantic(&self, semantic: &SemanticQuery, query: &str) -> Option<Injection> {
-        let snapshot = self.skills.as_ref()?.get();
-        let hits = semantic.retrieve(&snapshot, query).await;
-        self.render(&snapshot, &hits)
-    }
-
-    fn render(&self, snapshot: &Snapshot, hits: &[Hit]) -> Option<Injection> {
-        let chosen = hits.iter().filter_map(|h| snapshot.library.get(&h.name));
-        let rendered = render_skills(chosen, self.budget)?;
+    async fn build(&self, turn: &TurnContext) -> Option<Injection> {
+        let snapshot = self.skills.as_ref().map(CurrentSkills::get);
+        let hits = match (&snapshot, &self.semantic) {
+            (Some(snap), Some(semantic)) => semantic.retrieve(snap, &turn.query).await,
+            // Lexical retrieval is microseconds with the built-in bank and well under a
+            // millisecond with 10,000 skills (see the skills bench): no thread hop.
+            (Some(snap), None) => snap.retrieve(&turn.query),
+            (None, _) => Vec::new(),
+        };
+        let memory_budget = if hits.is_empty() {
+            self.budget
+        } else {
+            self.budget / 2
+        };
+        let memory = match &self.memory {
+            Some(m) => m.section(&turn.scope, &turn.query, memory_budget).await,
+            None => None,
+        };
+        let left = self.budget - memory.as_ref().map_or(0, |m| m.tokens.min(self.budget));
+        let skills = snapshot.as_ref().and_then(|snap| render(snap, &hits, left));
+        let (skills_text, names) = match skills {
+            Some((text, names)) => (Some(text), names),
+            None => (None, Vec::new()),
+        };
+        let parts: Vec<String> = skills_text
+            .into_iter()
+            .chain(memory.map(|m| m.text))
+            .collect();
+        if parts.is_empty() {
+            return None;
+        }
         Some(Injection {
-            block: rendered.text,
-            skills: rendered.skills,
+            block: parts.join("\n\n"),
+            skills: names,
         })
     }
 }
 
+fn render(snapshot: &Snapshot, hits: &[Hit], budget: usize) -> Option<(String, Vec<String>)> {
+    let chosen = hits.iter().filter_map(|h| snapshot.library.get(&h.name));
+    let rendered = render_skills(chosen, budget)?;
+    Some((rendered.text, rendered.skills))
+}
+
 impl Injector for ContextInjector {
     fn context_block<'a>(&'a self, turn: &'a TurnContext) -> BoxFuture<'a, Option<Injection>> {
-        match &self.semantic {
-            Some(semantic) => Box::pin(self.build_semantic(semantic, &turn.query)),
-            None => {
-                let injection = self.build(&turn.query);
-                Box::pin(async move { injection })
-            }
-        }
+        Box::pin(self.build(turn))
     }
 
     fn generation(&self) -> u64 {
@@ -74,6 +96,6 @@ impl Injector for ContextInjector {
     }
 
     fn active(&self) -> bool {
-        self.skills.is_some()
+        self.skills.is_some() || self.memory.is_some()
     }
 }

@@ -1,22 +1,27 @@
-//! Counts main turns and session ends on their way to the recorder, to trigger evolution.
+//! Counts main turns and session ends on their way to the recorder, to trigger skill
+//! evolution and memory extraction.
 
 use metaclaw_proxy::seams::{EndReason, SessionEvent, TurnRecord, TurnSink, TurnType};
 
 use super::worker::Evolution;
+use crate::memory::Memory;
 use crate::recorder::RecorderHandle;
 
 pub struct LearningSink {
     pub recorder: RecorderHandle,
     pub evolution: Option<Evolution>,
+    pub memory: Option<Memory>,
 }
 
 impl TurnSink for LearningSink {
     fn turn_finished(&self, turn: TurnRecord) {
-        if let Some(evolution) = &self.evolution
-            && turn.turn_type == TurnType::Main
-            && (200..300).contains(&turn.status)
-        {
-            evolution.main_turn(&turn.session_id);
+        if turn.turn_type == TurnType::Main && (200..300).contains(&turn.status) {
+            if let Some(evolution) = &self.evolution {
+                evolution.main_turn(&turn.session_id);
+            }
+            if let Some(memory) = &self.memory {
+                memory.main_turn(&turn.session_id);
+            }
         }
         self.recorder.turn_finished(turn);
     }
@@ -29,15 +34,17 @@ impl TurnSink for LearningSink {
         self.recorder.session_event(event);
         // At shutdown there is no time for a model call; those turns wait for a later
         // trigger (a manual one, or the session resumed).
-        if let (
-            Some(evolution),
-            SessionEvent::Ended {
-                session_id, reason, ..
-            },
-        ) = (&self.evolution, event)
+        if let SessionEvent::Ended {
+            session_id, reason, ..
+        } = event
             && *reason != EndReason::Shutdown
         {
-            evolution.session_ended(session_id);
+            if let Some(evolution) = &self.evolution {
+                evolution.session_ended(session_id);
+            }
+            if let Some(memory) = &self.memory {
+                memory.session_ended(session_id);
+            }
         }
     }
 }

@@ -1,0 +1,247 @@
+//! One extraction: a session's turns not yet read → candidate memories (the extraction
+//! model, or the rules without one) → reconciled with what the scope already knows → stored.
+
+use std::path::Path;
+use std::time::SystemTime;
+
+use metaclaw_memory::db;
+use metaclaw_memory::extract::{self, TurnText};
+use metaclaw_memory::{
+    Candidate, MemoryError, MemoryUnit, RetrievalPolicy, SearchQuery, Source, reconcile_batch,
+    search,
+};
+use metaclaw_store::Store;
+use rusqlite::Connection;
+use serde::Serialize;
+
+use super::apply::{Applied, Origin, apply};
+use crate::llm::{self, Completion, Endpoint};
+use crate::recorder::{RecorderHandle, unix_ms};
+use crate::skills::evolution::digest;
+
+/// Units the extraction model is shown so it reuses their slots.
+const KNOWN: u32 = 40;
+/// Similar units each candidate is reconciled against.
+const SIMILAR: usize = 5;
+const MAX_TOKENS: u32 = 2000;
+
+/// What an extraction did, as the compatibility routes and the CLI report it.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct Extracted {
+    pub session_id: String,
+    pub scope: String,
+    pub turns: usize,
+    /// `model` or `rules`.
+    pub extractor: String,
+    #[serde(flatten)]
+    pub applied: Applied,
+    /// Proposals the model made that were not usable, with the reason.
+    pub rejected: Vec<(String, String)>,
+    pub error: Option<String>,
+}
+
+impl Extracted {
+    pub fn added(&self) -> usize {
+        self.applied.added.len() + self.applied.superseded.len()
+    }
+}
+
+pub struct Extractor<'a> {
+    pub db: &'a Path,
+    pub recorder: &'a RecorderHandle,
+    pub http: &'a reqwest::Client,
+    pub endpoint: Option<&'a Endpoint>,
+}
+
+/// Turns of `session` after the last extraction, and the scope they belong to.
+struct Pending {
+    turns: Vec<TurnText>,
+    scope: String,
+    through: Option<u64>,
+    known: Vec<MemoryUnit>,
+}
+
+impl Extractor<'_> {
+    /// Extracts from a session's new turns; `last` adds the session's working summary.
+    /// A failure (model down, unusable answer) stores nothing and leaves the turns for the
+    /// next attempt: nothing is lost.
+    pub async fn session(&self, session_id: &str, last: bool) -> Extracted {
+        let mut out = Extracted {
+            session_id: session_id.to_string(),
+            ..Extracted::default()
+        };
+        let pending = match self.pending(session_id).await {
+            Ok(p) => p,
+            Err(e) => {
+                out.error = Some(e);
+                return out;
+            }
+        };
+        out.scope = pending.scope.clone();
+        out.turns = pending.turns.len();
+        if pending.turns.is_empty() {
+            return out;
+        }
+        let (mut candidates, source) = match self.endpoint {
+            Some(ep) => match self.ask_model(ep, &pending).await {
+                Ok((candidates, rejected)) => {
+                    out.rejected = rejected;
+                    (candidates, Source::Extracted)
+                }
+                Err(e) => {
+                    out.extractor = "model".into();
+                    out.error = Some(e);
+                    return out;
+                }
+            },
+            None => (extract::extract_rules(&pending.turns), Source::Rules),
+        };
+        out.extractor = match source {
+            Source::Extracted => "model".into(),
+            _ => "rules".into(),
+        };
+        if last && let Some(summary) = extract::working_summary(&pending.turns) {
+            candidates.push(summary);
+        }
+        match self.store(session_id, &pending, candidates, source).await {
+            Ok(applied) => out.applied = applied,
+            Err(e) => out.error = Some(e),
+        }
+        out
+    }
+
+    async fn pending(&self, session_id: &str) -> Result<Pending, String> {
+        let recorder = self.recorder.clone();
+        let db = self.db.to_path_buf();
+        let session = session_id.to_string();
+        tokio::task::spawn_blocking(move || {
+            // The session's last turn may still be in the recorder's queue.
+            recorder.flush().map_err(|e| e.to_string())?;
+            let store = Store::open_read_only(&db).map_err(|e| e.to_string())?;
+            let done: Option<u64> = store
+                .state_get(&through_key(&session))
+                .map_err(|e| e.to_string())?
+                .and_then(|v| v.parse().ok());
+            let rows = store.session_turns(&session).map_err(|e| e.to_string())?;
+            let fresh: Vec<_> = rows
+                .iter()
+                .filter(|t| done.is_none_or(|d| t.turn_index > d))
+                .filter(|t| t.turn_type == "main" && (200..300).contains(&t.status))
+                .collect();
+            let scope = fresh.last().map(|t| t.scope.clone()).unwrap_or_default();
+            let through = fresh.last().map(|t| t.turn_index);
+            let turns = fresh
+                .into_iter()
+                .filter_map(|t| {
+                    digest(t).map(|d| TurnText {
+                        user: d.user,
+                        assistant: d.assistant,
+                        session_id: session.clone(),
+                        turn_index: t.turn_index,
+                    })
+                })
+                .collect();
+            let known = if scope.is_empty() {
+                Vec::new()
+            } else {
+                db::active_in_scope(store.connection(), &scope, None, KNOWN)
+                    .map_err(|e| e.to_string())?
+            };
+            Ok(Pending {
+                turns,
+                scope,
+                through,
+                known,
+            })
+        })
+        .await
+        .map_err(|e| e.to_string())?
+    }
+
+    async fn ask_model(
+        &self,
+        ep: &Endpoint,
+        pending: &Pending,
+    ) -> Result<(Vec<Candidate>, Vec<(String, String)>), String> {
+        let (system, user) = extract::prompt(&pending.turns, &pending.known);
+        let request = Completion {
+            system,
+            user,
+            max_tokens: MAX_TOKENS,
+            json_schema: Some(("memories".into(), extract::schema())),
+        };
+        let answer = llm::complete(self.http, ep, &request)
+            .await
+            .map_err(|e| e.to_string())?;
+        let parsed = extract::parse(&answer)
+            .map_err(|e| format!("the extraction model's answer was not usable: {e}"))?;
+        Ok((parsed.candidates, parsed.rejected))
+    }
+
+    /// Reconciles and writes in one blocking step, then moves the session's mark.
+    async fn store(
+        &self,
+        session_id: &str,
+        pending: &Pending,
+        candidates: Vec<Candidate>,
+        source: Source,
+    ) -> Result<Applied, String> {
+        let db = self.db.to_path_buf();
+        let (session, scope, through) = (
+            session_id.to_string(),
+            pending.scope.clone(),
+            pending.through,
+        );
+        tokio::task::spawn_blocking(move || {
+            let mut store = Store::open(&db).map_err(|e| e.to_string())?;
+            let now = unix_ms(SystemTime::now());
+            let decisions = {
+                let conn = store.connection();
+                reconcile_batch(candidates, |c| similar(conn, &scope, c, now))
+            };
+            let origin = Origin {
+                scope: &scope,
+                session: &session,
+                source,
+                now_ms: now,
+            };
+            let applied =
+                apply(store.connection_mut(), decisions, &origin).map_err(|e| e.to_string())?;
+            if let Some(t) = through {
+                store
+                    .state_set(&through_key(&session), &t.to_string())
+                    .map_err(|e| e.to_string())?;
+            }
+            Ok(applied)
+        })
+        .await
+        .map_err(|e| e.to_string())?
+    }
+}
+
+/// The units a candidate is reconciled against: those holding its slot, and the most
+/// similar by full-text search. A search failure only narrows the comparison.
+fn similar(conn: &Connection, scope: &str, c: &Candidate, now_ms: i64) -> Vec<MemoryUnit> {
+    let mut units = match &c.fact_key {
+        Some(key) => db::by_fact_key(conn, scope, key).unwrap_or_default(),
+        None => Vec::new(),
+    };
+    let q = SearchQuery {
+        scope: scope.to_string(),
+        text: c.content.clone(),
+        kinds: vec![c.kind],
+        limit: SIMILAR,
+        include_inactive: false,
+    };
+    let found: Result<Vec<_>, MemoryError> = search(conn, &q, &RetrievalPolicy::default(), now_ms);
+    for hit in found.unwrap_or_default() {
+        if !units.iter().any(|u| u.id == hit.unit.id) {
+            units.push(hit.unit);
+        }
+    }
+    units
+}
+
+fn through_key(session: &str) -> String {
+    format!("memory.extracted_through.{session}")
+}

@@ -1,0 +1,285 @@
+//! The engine's memory: what the injector reads on the request path (read-only, pooled
+//! connections) and the one background worker that writes — extraction after every
+//! `memory.flush_every` main turns and at session end, on request, and access statistics.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::SystemTime;
+
+use metaclaw_memory::consolidate::{self, ConsolidationPolicy, Step};
+use metaclaw_memory::db;
+use metaclaw_memory::{RenderedMemory, RetrievalPolicy, retrieve_for_prompt};
+use metaclaw_store::Store;
+use tokio::sync::{mpsc, oneshot};
+
+use super::extraction::{Extracted, Extractor};
+use super::reader::Readers;
+use crate::llm::Endpoint;
+use crate::recorder::{RecorderHandle, unix_ms};
+
+/// Jobs waiting; beyond this a trigger is dropped (logged): the next one reads the same
+/// turns, since each reads everything not yet extracted.
+const QUEUE: usize = 256;
+
+#[derive(Debug, Clone)]
+pub struct MemorySettings {
+    /// `memory.auto_extract` and not `memory.manual_trigger`: the automatic triggers.
+    pub auto: bool,
+    /// `memory.flush_every`; 0 leaves only session end.
+    pub flush_every: u32,
+    /// `memory.auto_consolidate`: consolidate a scope after each extraction that changed it.
+    pub consolidate: bool,
+}
+
+pub struct MemoryConfig {
+    pub db: PathBuf,
+    pub recorder: RecorderHandle,
+    pub endpoint: Option<Endpoint>,
+    pub http: reqwest::Client,
+    pub settings: MemorySettings,
+    pub policy: RetrievalPolicy,
+}
+
+enum Job {
+    Extract {
+        session: String,
+        last: bool,
+        reply: Option<oneshot::Sender<Extracted>>,
+    },
+    Accessed(Vec<String>),
+    Consolidate {
+        scope: String,
+        reply: Option<oneshot::Sender<Result<Vec<Step>, String>>>,
+    },
+}
+
+/// Cheap to clone; never blocks the caller.
+#[derive(Clone)]
+pub struct Memory {
+    tx: mpsc::Sender<Job>,
+    readers: Readers,
+    policy: Arc<RetrievalPolicy>,
+    settings: MemorySettings,
+    /// Main turns per open session since its last extraction.
+    counts: Arc<Mutex<HashMap<String, u32>>>,
+}
+
+impl Memory {
+    pub fn start(config: MemoryConfig) -> Memory {
+        let (tx, rx) = mpsc::channel(QUEUE);
+        let memory = Memory {
+            tx,
+            readers: Readers::new(config.db.clone()),
+            policy: Arc::new(config.policy.clone()),
+            settings: config.settings.clone(),
+            counts: Arc::new(Mutex::new(HashMap::new())),
+        };
+        tokio::spawn(run(config, rx));
+        memory
+    }
+
+    /// The memory section for a turn, within `budget` tokens. Reads only; the units shown
+    /// are counted as accessed by the worker, later.
+    pub async fn section(&self, scope: &str, query: &str, budget: usize) -> Option<RenderedMemory> {
+        if budget == 0 {
+            return None;
+        }
+        let (readers, policy) = (self.readers.clone(), self.policy.clone());
+        let (scope, query) = (scope.to_string(), query.to_string());
+        let found = tokio::task::spawn_blocking(move || {
+            let now = unix_ms(SystemTime::now());
+            readers
+                .with(|s| retrieve_for_prompt(s.connection(), &scope, &query, budget, &policy, now))
+        })
+        .await;
+        let rendered = match found {
+            Ok(Ok(Ok(r))) => r?,
+            Ok(Ok(Err(e))) => {
+                tracing::warn!(error = %e, "memory retrieval failed; turn served without memories");
+                return None;
+            }
+            Ok(Err(e)) => {
+                tracing::warn!(error = %e, "memory database unavailable; turn served without memories");
+                return None;
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "memory retrieval failed; turn served without memories");
+                return None;
+            }
+        };
+        if self
+            .tx
+            .try_send(Job::Accessed(rendered.ids.clone()))
+            .is_err()
+        {
+            tracing::debug!("memory queue full; access statistics for one turn skipped");
+        }
+        Some(rendered)
+    }
+
+    pub fn main_turn(&self, session_id: &str) {
+        if !self.settings.auto || self.settings.flush_every == 0 {
+            return;
+        }
+        let due = {
+            let mut counts = self.counts.lock().unwrap_or_else(PoisonError::into_inner);
+            let n = counts.entry(session_id.to_string()).or_insert(0);
+            *n += 1;
+            let due = *n >= self.settings.flush_every;
+            if due {
+                *n = 0;
+            }
+            due
+        };
+        if due {
+            self.enqueue(session_id, false, None);
+        }
+    }
+
+    pub fn session_ended(&self, session_id: &str) {
+        self.counts
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(session_id);
+        if self.settings.auto {
+            self.enqueue(session_id, true, None);
+        }
+    }
+
+    /// Extracts from a session now (compatibility `ingest`/`flush_session`, CLI, admin).
+    pub async fn extract_now(&self, session_id: &str, last: bool) -> Option<Extracted> {
+        let (tx, rx) = oneshot::channel();
+        self.enqueue(session_id, last, Some(tx));
+        rx.await.ok()
+    }
+
+    /// Consolidates a scope now (CLI, admin API).
+    pub async fn consolidate_now(&self, scope: &str) -> Option<Result<Vec<Step>, String>> {
+        let (tx, rx) = oneshot::channel();
+        let job = Job::Consolidate {
+            scope: scope.to_string(),
+            reply: Some(tx),
+        };
+        self.tx.try_send(job).ok()?;
+        rx.await.ok()
+    }
+
+    pub fn readers(&self) -> &Readers {
+        &self.readers
+    }
+
+    pub fn policy(&self) -> &RetrievalPolicy {
+        &self.policy
+    }
+
+    fn enqueue(&self, session: &str, last: bool, reply: Option<oneshot::Sender<Extracted>>) {
+        let job = Job::Extract {
+            session: session.to_string(),
+            last,
+            reply,
+        };
+        if self.tx.try_send(job).is_err() {
+            tracing::warn!(
+                session,
+                "memory queue full; this extraction trigger is skipped"
+            );
+        }
+    }
+}
+
+async fn run(config: MemoryConfig, mut jobs: mpsc::Receiver<Job>) {
+    let extractor = Extractor {
+        db: &config.db,
+        recorder: &config.recorder,
+        http: &config.http,
+        endpoint: config.endpoint.as_ref(),
+    };
+    while let Some(job) = jobs.recv().await {
+        match job {
+            Job::Extract {
+                session,
+                last,
+                reply,
+            } => {
+                let out = extractor.session(&session, last).await;
+                match &out.error {
+                    Some(e) => {
+                        tracing::warn!(session, error = %e, "memory extraction failed; the turns wait for the next attempt")
+                    }
+                    None if out.turns > 0 => tracing::info!(
+                        session,
+                        scope = out.scope,
+                        extractor = out.extractor,
+                        added = out.applied.added.len(),
+                        updated = out.applied.updated.len(),
+                        superseded = out.applied.superseded.len(),
+                        ignored = out.applied.ignored,
+                        "memories extracted"
+                    ),
+                    None => {}
+                }
+                let changed = !out.applied.added.is_empty()
+                    || !out.applied.updated.is_empty()
+                    || !out.applied.superseded.is_empty();
+                if config.settings.consolidate && changed {
+                    let _ = consolidate(&config.db, &out.scope).await;
+                }
+                if let Some(reply) = reply {
+                    let _ = reply.send(out);
+                }
+            }
+            Job::Accessed(ids) => record_access(&config.db, ids).await,
+            Job::Consolidate { scope, reply } => {
+                let done = consolidate(&config.db, &scope).await;
+                if let Some(reply) = reply {
+                    let _ = reply.send(done);
+                }
+            }
+        }
+    }
+}
+
+/// Runs consolidation on a blocking thread; its changes are audited by the store.
+async fn consolidate(db: &std::path::Path, scope: &str) -> Result<Vec<Step>, String> {
+    let (db, name) = (db.to_path_buf(), scope.to_string());
+    let scope = name.clone();
+    let done = tokio::task::spawn_blocking(move || {
+        let mut store = Store::open(&db).map_err(|e| e.to_string())?;
+        let now = unix_ms(SystemTime::now());
+        consolidate::run(
+            store.connection_mut(),
+            &scope,
+            now,
+            &ConsolidationPolicy::default(),
+        )
+        .map_err(|e| e.to_string())
+    })
+    .await
+    .map_err(|e| e.to_string())?;
+    match &done {
+        Ok(steps) if !steps.is_empty() => {
+            tracing::info!(scope = %name, steps = steps.len(), "memory consolidated");
+        }
+        Err(e) => tracing::warn!(error = %e, "memory consolidation failed"),
+        Ok(_) => {}
+    }
+    done
+}
+
+async fn record_access(db: &std::path::Path, ids: Vec<String>) {
+    if ids.is_empty() {
+        return;
+    }
+    let db = db.to_path_buf();
+    let done = tokio::task::spawn_blocking(move || {
+        let now = unix_ms(SystemTime::now());
+        let seen: Vec<(String, i64)> = ids.into_iter().map(|id| (id, now)).collect();
+        let mut store = Store::open(&db).map_err(|e| e.to_string())?;
+        db::record_access(store.connection_mut(), &seen).map_err(|e| e.to_string())
+    })
+    .await;
+    if !matches!(done, Ok(Ok(_))) {
+        tracing::debug!("memory access statistics not recorded");
+    }
+}

@@ -1,0 +1,402 @@
+//! Memory through the real binary: the compatibility routes' shapes, the admin API for people
+//! (create, edit with a version check, pin, forget, restore, purge, export → purge → import),
+//! scope isolation, reads that never write, and an idle session being ingested.
+
+#![allow(clippy::unwrap_used, clippy::panic)] // test helpers outside #[test] fns
+
+mod common;
+
+use std::time::Duration;
+
+use common::daemon::{Home, PROXY_KEY, free_port};
+use metaclaw_e2e::fake_upstream::{FakeOptions, FakeUpstream};
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+
+struct Daemon {
+    fake: FakeUpstream,
+    home: Home,
+    port: u16,
+    token: String,
+}
+
+async fn start(extra: &str) -> Daemon {
+    let fake = FakeUpstream::start(FakeOptions::default()).await.unwrap();
+    let port = free_port();
+    let home = Home::new(&format!(
+        "llm:\n  api: openai\n  api_base: {}\n  model_id: fake-model\nproxy:\n  port: {port}\nskills:\n  enabled: false\n{extra}",
+        fake.base_url_openai()
+    ));
+    let mut start = home.cmd("file", &["start", "--daemon"]);
+    let o = tokio::task::spawn_blocking(move || start.output().unwrap())
+        .await
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    let token = std::fs::read_to_string(home.path().join("run/admin_token"))
+        .unwrap()
+        .trim()
+        .to_string();
+    Daemon {
+        fake,
+        home,
+        port,
+        token,
+    }
+}
+
+impl Daemon {
+    fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    async fn agent(&self, method: Method, path: &str, body: Option<Value>) -> (StatusCode, Value) {
+        let mut req = reqwest::Client::new()
+            .request(method, self.url(path))
+            .bearer_auth(PROXY_KEY);
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        let r = req.send().await.unwrap();
+        let status = r.status();
+        (status, r.json().await.unwrap_or(Value::Null))
+    }
+
+    async fn admin(&self, method: Method, path: &str, body: Option<Value>) -> (StatusCode, Value) {
+        let mut req = reqwest::Client::new()
+            .request(method, self.url(path))
+            .bearer_auth(&self.token);
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        let r = req.send().await.unwrap();
+        let status = r.status();
+        (status, r.json().await.unwrap_or(Value::Null))
+    }
+
+    async fn chat(&self, session: &str, scope: &str, text: &str, done: bool) -> Value {
+        let mut req = reqwest::Client::new()
+            .post(self.url("/v1/chat/completions"))
+            .bearer_auth(PROXY_KEY)
+            .header("x-session-id", session)
+            .header("x-memory-scope", scope)
+            .json(&json!({"model":"m","messages":[{"role":"user","content":text}]}));
+        if done {
+            req = req.header("x-session-done", "true");
+        }
+        let r = req.send().await.unwrap();
+        assert_eq!(r.status(), 200);
+        self.fake.requests().pop().unwrap().body
+    }
+
+    /// The database and its write-ahead log, where every write lands first.
+    fn db_bytes(&self) -> Vec<u8> {
+        let mut bytes = std::fs::read(self.home.path().join("metaclaw.db")).unwrap();
+        bytes.extend(std::fs::read(self.home.path().join("metaclaw.db-wal")).unwrap_or_default());
+        bytes
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn compatibility_routes_keep_the_reference_shapes() {
+    let d = start("memory:\n  flush_every: 2\n").await;
+
+    let (status, _) = reqwest::Client::new()
+        .get(d.url("/v1/memory/stats"))
+        .send()
+        .await
+        .map(|r| (r.status(), ()))
+        .unwrap();
+    assert_eq!(
+        status,
+        StatusCode::UNAUTHORIZED,
+        "the agent key is required"
+    );
+
+    let turn = |p: &str| json!({"session_id": "plugin-1", "turn": {"prompt_text": p, "response_text": "Noted."}});
+    let (s, first) = d
+        .agent(
+            Method::POST,
+            "/v1/memory/buffer_turn",
+            Some(turn("From now on, always answer in British English.")),
+        )
+        .await;
+    assert_eq!(s, 200);
+    assert_eq!(first, json!({"flushed": false, "added": null}));
+    let (_, second) = d
+        .agent(
+            Method::POST,
+            "/v1/memory/buffer_turn",
+            Some(turn("We use PostgreSQL 16 for the orders service.")),
+        )
+        .await;
+    assert_eq!(second["flushed"], true, "{second}");
+    assert!(second["added"].as_u64().unwrap() >= 1, "{second}");
+
+    let (_, flushed) = d
+        .agent(
+            Method::POST,
+            "/v1/memory/flush_session",
+            Some(json!({"session_id": "plugin-1"})),
+        )
+        .await;
+    assert!(flushed["added"].is_u64(), "{flushed}");
+
+    let (_, hits) = d
+        .agent(Method::GET, "/v1/memory/search?q=British%20English", None)
+        .await;
+    let hit = &hits.as_array().unwrap()[0];
+    for field in [
+        "memory_id",
+        "type",
+        "score",
+        "content",
+        "importance",
+        "access_count",
+        "matched_terms",
+        "created_at",
+    ] {
+        assert!(hit.get(field).is_some(), "search row lacks {field}: {hit}");
+    }
+    assert!(hit["content"].as_str().unwrap().contains("British English"));
+
+    let (_, stats) = d.agent(Method::GET, "/v1/memory/stats", None).await;
+    for field in [
+        "total",
+        "active",
+        "active_by_type",
+        "memory_density",
+        "dominant_type",
+        "type_count",
+        "type_ratios",
+        "superseded",
+    ] {
+        assert!(stats.get(field).is_some(), "stats lacks {field}: {stats}");
+    }
+    assert!(stats["active"].as_u64().unwrap() >= 1);
+
+    let id = hit["memory_id"].as_str().unwrap();
+    let (s, unit) = d
+        .agent(Method::GET, &format!("/v1/memory/{id}"), None)
+        .await;
+    assert_eq!(s, 200);
+    for field in [
+        "memory_id",
+        "scope_id",
+        "type",
+        "content",
+        "summary",
+        "importance",
+        "entities",
+        "topics",
+        "tags",
+        "pinned",
+        "created_at",
+        "updated_at",
+        "expires_at",
+    ] {
+        assert!(unit.get(field).is_some(), "unit lacks {field}: {unit}");
+    }
+    let (s, _) = d
+        .agent(Method::GET, "/v1/memory/does-not-exist", None)
+        .await;
+    assert_eq!(s, 404);
+
+    let (_, ingest) = d
+        .agent(
+            Method::POST,
+            "/v1/memory/ingest",
+            Some(json!({"session_id": "plugin-1"})),
+        )
+        .await;
+    assert_eq!(ingest["added"], 0, "nothing new since the flush: {ingest}");
+    assert!(ingest["sessions"].is_array());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn memory_off_answers_503() {
+    let d = start("memory:\n  enabled: false\n").await;
+    let (s, body) = d.agent(Method::GET, "/v1/memory/stats", None).await;
+    assert_eq!(s, 503);
+    assert!(body.to_string().contains("memory not enabled"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn people_can_browse_edit_pin_forget_and_move_their_memories() {
+    let d = start("").await;
+    let (s, unit) = d
+        .admin(
+            Method::POST,
+            "/api/memory",
+            Some(json!({"kind": "preference", "content": "Prefers concise answers with code first.", "tags": ["Style"]})),
+        )
+        .await;
+    assert_eq!(s, 200, "{unit}");
+    let id = unit["id"].as_str().unwrap().to_string();
+    assert_eq!(unit["source"], "manual");
+    assert_eq!(unit["tags"], json!(["style"]));
+
+    let (_, page) = d
+        .admin(Method::GET, "/api/memory?kind=preference", None)
+        .await;
+    assert_eq!(page["total"], 1);
+    let (s, _) = d
+        .admin(Method::GET, "/api/memory?kind=nonsense", None)
+        .await;
+    assert_eq!(s, 400);
+
+    let (s, edited) = d
+        .admin(
+            Method::PATCH,
+            &format!("/api/memory/{id}"),
+            Some(json!({"content": "Prefers concise answers, code first, no preamble.", "expected_version": 1})),
+        )
+        .await;
+    assert_eq!(s, 200, "{edited}");
+    assert_eq!(edited["version"], 2);
+    let (s, _) = d
+        .admin(
+            Method::PATCH,
+            &format!("/api/memory/{id}"),
+            Some(json!({"content": "stale editor", "expected_version": 1})),
+        )
+        .await;
+    assert_eq!(s, StatusCode::CONFLICT, "a stale edit never overwrites");
+
+    let (_, pinned) = d
+        .admin(Method::POST, &format!("/api/memory/{id}/pin"), None)
+        .await;
+    assert_eq!(pinned["pinned"], true);
+    let (_, hits) = d
+        .admin(Method::GET, "/api/memory/search?q=concise%20code", None)
+        .await;
+    let hit = &hits.as_array().unwrap()[0];
+    assert!(hit["reason"].as_str().unwrap().contains("concise"), "{hit}");
+    assert!(hit["components"].is_object());
+
+    let (_, shown) = d
+        .admin(Method::GET, &format!("/api/memory/{id}"), None)
+        .await;
+    assert_eq!(shown["history"].as_array().unwrap().len(), 3, "{shown}");
+    assert!(shown["events"].as_array().unwrap().len() >= 3);
+
+    let (_, forgotten) = d
+        .admin(Method::POST, &format!("/api/memory/{id}/forget"), None)
+        .await;
+    assert_eq!(forgotten["status"], "archived");
+    let (_, page) = d.admin(Method::GET, "/api/memory", None).await;
+    assert_eq!(
+        page["total"], 0,
+        "forgotten units leave the default listing"
+    );
+    let (_, restored) = d
+        .admin(Method::POST, &format!("/api/memory/{id}/restore"), None)
+        .await;
+    assert_eq!(restored["status"], "active");
+
+    // Export → purge → import gives the same unit back.
+    let export = reqwest::Client::new()
+        .get(d.url("/api/memory/export"))
+        .bearer_auth(&d.token)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(export.lines().count(), 1);
+    let (s, _) = d
+        .admin(Method::DELETE, &format!("/api/memory/{id}"), None)
+        .await;
+    assert_eq!(s, 200);
+    let (s, _) = d
+        .admin(Method::GET, &format!("/api/memory/{id}"), None)
+        .await;
+    assert_eq!(s, 404);
+    let report: Value = reqwest::Client::new()
+        .post(d.url("/api/memory/import"))
+        .bearer_auth(&d.token)
+        .body(export.clone())
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(report["imported"], 1, "{report}");
+    let (_, back) = d
+        .admin(Method::GET, &format!("/api/memory/{id}"), None)
+        .await;
+    let before: Value = serde_json::from_str(export.trim()).unwrap();
+    assert_eq!(back["unit"], before);
+
+    let o = d.home.run(&["status"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("memory:     1 remembered (1 pinned)"),
+        "{text}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn scopes_are_isolated_reads_never_write_and_idle_sessions_are_ingested() {
+    // Sessions end after three seconds of silence.
+    let d = start("session:\n  idle_timeout_minutes: 0.05\n").await;
+    d.chat(
+        "a-1",
+        "team-a",
+        "From now on, always deploy on Tuesdays only.",
+        false,
+    )
+    .await;
+
+    // The idle sweeper ends the session; extraction follows. Bounded poll on the outcome.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let (_, hits) = d
+            .agent(
+                Method::GET,
+                "/v1/memory/search?q=deploy%20Tuesdays&scope=team-a",
+                None,
+            )
+            .await;
+        if !hits.as_array().unwrap().is_empty() {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the idle session was never ingested"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+
+    // Reads (injection and search) leave the database file untouched.
+    d.admin(Method::POST, "/api/recorder/flush", None).await;
+    let (_, before_stats) = d
+        .agent(Method::GET, "/v1/memory/stats?scope=team-a", None)
+        .await;
+    let before = d.db_bytes();
+    for _ in 0..3 {
+        d.agent(Method::GET, "/v1/memory/search?q=deploy&scope=team-a", None)
+            .await;
+    }
+    assert_eq!(d.db_bytes(), before, "search wrote to the database");
+    let (_, after_stats) = d
+        .agent(Method::GET, "/v1/memory/stats?scope=team-a", None)
+        .await;
+    assert_eq!(before_stats, after_stats);
+
+    let same_scope = d
+        .chat("a-2", "team-a", "When should we deploy the release?", false)
+        .await;
+    assert!(
+        same_scope.to_string().contains("deploy on Tuesdays only"),
+        "{same_scope}"
+    );
+    let other_scope = d
+        .chat("b-1", "team-b", "When should we deploy the release?", false)
+        .await;
+    assert!(
+        !other_scope.to_string().contains("Tuesdays"),
+        "another scope never sees team-a's memories: {other_scope}"
+    );
+}
