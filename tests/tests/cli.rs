@@ -106,11 +106,7 @@ async fn daemon_start_status_stop_and_the_key_goes_upstream() {
     ));
     let h = home.run(&["config", "set", "llm.api_key", "sk-up"]);
     assert!(h.status.success());
-    let mut start = home.cmd("file", &["start", "--daemon"]);
-    let o = tokio::task::spawn_blocking(move || start.output().unwrap())
-        .await
-        .unwrap();
-    assert!(o.status.success(), "{o:?}");
+    let o = home.start_daemon().await;
     assert!(stdout(&o).contains("started in the background"));
 
     let r: Value = reqwest::Client::new()

@@ -38,15 +38,8 @@ async fn start(config: &str) -> Agent {
         "llm:\n  api: openai\n  api_base: {}\n  model_id: fake-model\nproxy:\n  port: {port}\n{config}",
         fake.base_url_openai()
     ));
-    let mut start = home.cmd("file", &["start", "--daemon"]);
-    let o = tokio::task::spawn_blocking(move || start.output().unwrap())
-        .await
-        .unwrap();
-    assert!(o.status.success(), "{o:?}");
-    let token = std::fs::read_to_string(home.path().join("run/admin_token"))
-        .unwrap()
-        .trim()
-        .to_string();
+    home.start_daemon().await;
+    let token = home.admin_token();
     Agent {
         _fake: fake,
         _home: home,

@@ -27,15 +27,8 @@ async fn start(extra: &str) -> Daemon {
         "llm:\n  api: openai\n  api_base: {}\n  model_id: fake-model\nproxy:\n  port: {port}\nskills:\n  enabled: false\n{extra}",
         fake.base_url_openai()
     ));
-    let mut start = home.cmd("file", &["start", "--daemon"]);
-    let o = tokio::task::spawn_blocking(move || start.output().unwrap())
-        .await
-        .unwrap();
-    assert!(o.status.success(), "{o:?}");
-    let token = std::fs::read_to_string(home.path().join("run/admin_token"))
-        .unwrap()
-        .trim()
-        .to_string();
+    home.start_daemon().await;
+    let token = home.admin_token();
     Daemon {
         fake,
         home,

@@ -34,15 +34,8 @@ async fn start(with_model: bool) -> Daemon {
         format!("skills:\n  enabled: false\nproxy:\n  port: {port}\n")
     };
     let home = Home::new(&config);
-    let mut start = home.cmd("file", &["start", "--daemon"]);
-    let o = tokio::task::spawn_blocking(move || start.output().unwrap())
-        .await
-        .unwrap();
-    assert!(o.status.success(), "{o:?}");
-    let token = std::fs::read_to_string(home.path().join("run/admin_token"))
-        .unwrap()
-        .trim()
-        .to_string();
+    home.start_daemon().await;
+    let token = home.admin_token();
     Daemon {
         _chat: chat,
         extractor,

@@ -13,14 +13,6 @@ use serde_json::{Value, json};
 
 const QUESTION: &str = "My pytest suite fails with an ImportError after I renamed a module. How do I debug this failing test?";
 
-async fn start_daemon(home: &Home) {
-    let mut start = home.cmd("file", &["start", "--daemon"]);
-    let o = tokio::task::spawn_blocking(move || start.output().unwrap())
-        .await
-        .unwrap();
-    assert!(o.status.success(), "{o:?}");
-}
-
 async fn chat(port: u16, session: &str, messages: &Value) {
     let r = reqwest::Client::new()
         .post(format!("http://127.0.0.1:{port}/v1/chat/completions"))
@@ -54,7 +46,7 @@ async fn built_in_skills_are_injected_and_stay_byte_identical_across_a_restart()
         "llm:\n  api: openai\n  api_base: {}\n  model_id: fake-model\nproxy:\n  port: {port}\n",
         fake.base_url_openai()
     ));
-    start_daemon(&home).await;
+    home.start_daemon().await;
     let mut messages = vec![json!({"role":"user","content":QUESTION})];
     chat(port, "conv-1", &Value::from(messages.clone())).await;
 
@@ -89,7 +81,7 @@ async fn built_in_skills_are_injected_and_stay_byte_identical_across_a_restart()
     assert_eq!(turns[0].skill_generation, generation);
     drop(store);
 
-    start_daemon(&home).await;
+    home.start_daemon().await;
     messages.push(json!({"role":"assistant","content":"Check the import path."}));
     messages.push(json!({"role":"user","content":"Thanks. Now write a haiku about autumn."}));
     chat(port, "conv-1", &Value::from(messages)).await;
@@ -111,7 +103,7 @@ async fn an_edited_skill_is_served_without_a_restart() {
         "llm:\n  api: openai\n  api_base: {}\n  model_id: fake-model\nproxy:\n  port: {port}\n",
         fake.base_url_openai()
     ));
-    start_daemon(&home).await;
+    home.start_daemon().await;
     let before = status(&home)["skills"]["generation"].as_u64().unwrap();
 
     let file = home.path().join("skills/writing-tests-first/SKILL.md");
@@ -125,14 +117,14 @@ async fn an_edited_skill_is_served_without_a_restart() {
     // The watcher debounces and reloads in the background (a plain write may be seen half
     // done first, then whole); poll the admin API until the engine serves the new text.
     // Bounded poll: nothing else to wait on.
-    let token = std::fs::read_to_string(home.path().join("run/admin_token")).unwrap();
+    let token = home.admin_token();
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     loop {
         let skill: Value = reqwest::Client::new()
             .get(format!(
                 "http://127.0.0.1:{port}/api/skills/writing-tests-first"
             ))
-            .bearer_auth(token.trim())
+            .bearer_auth(&token)
             .send()
             .await
             .unwrap()

@@ -46,15 +46,8 @@ async fn start(home: Home, port: u16) -> Daemon {
 }
 
 async fn start_again(home: &Home) -> String {
-    let mut start = home.cmd("file", &["start", "--daemon"]);
-    let o = tokio::task::spawn_blocking(move || start.output().unwrap())
-        .await
-        .unwrap();
-    assert!(o.status.success(), "{o:?}");
-    std::fs::read_to_string(home.path().join("run/admin_token"))
-        .unwrap()
-        .trim()
-        .to_string()
+    home.start_daemon().await;
+    home.admin_token()
 }
 
 impl Daemon {

@@ -31,15 +31,8 @@ async fn setup(every_n: u32, timeout_secs: u32) -> Setup {
         chat.base_url_openai(),
         evolver.base_url_openai()
     ));
-    let mut start = home.cmd("file", &["start", "--daemon"]);
-    let o = tokio::task::spawn_blocking(move || start.output().unwrap())
-        .await
-        .unwrap();
-    assert!(o.status.success(), "{o:?}");
-    let token = std::fs::read_to_string(home.path().join("run/admin_token"))
-        .unwrap()
-        .trim()
-        .to_string();
+    home.start_daemon().await;
+    let token = home.admin_token();
     Setup {
         chat,
         evolver,

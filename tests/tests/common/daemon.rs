@@ -57,6 +57,24 @@ impl Home {
         run_with_stdin(self.cmd("file", args), input)
     }
 
+    /// `metaclaw start --daemon` in this home (file secrets); returns once it answers.
+    pub async fn start_daemon(&self) -> Output {
+        let mut start = self.cmd("file", &["start", "--daemon"]);
+        let o = tokio::task::spawn_blocking(move || start.output().unwrap())
+            .await
+            .unwrap();
+        assert!(o.status.success(), "{o:?}");
+        o
+    }
+
+    /// The running daemon's admin API token.
+    pub fn admin_token(&self) -> String {
+        std::fs::read_to_string(self.path().join("run/admin_token"))
+            .unwrap()
+            .trim()
+            .to_string()
+    }
+
     pub fn path(&self) -> &Path {
         self.dir.path()
     }
