@@ -4,6 +4,7 @@
 pub mod admin;
 pub mod config;
 pub mod context;
+pub mod learned_turns;
 pub mod llm;
 pub mod logging;
 pub mod memory;

@@ -15,6 +15,7 @@ use rusqlite::Connection;
 use serde::Serialize;
 
 use super::apply::{Applied, Origin, apply};
+use crate::learned_turns;
 use crate::llm::{self, Completion, Endpoint};
 use crate::recorder::{RecorderHandle, unix_ms};
 use crate::skills::evolution::digest;
@@ -118,20 +119,11 @@ impl Extractor<'_> {
             // The session's last turn may still be in the recorder's queue.
             recorder.flush().map_err(|e| e.to_string())?;
             let store = Store::open_read_only(&db).map_err(|e| e.to_string())?;
-            let done: Option<u64> = store
-                .state_get(&through_key(&session))
-                .map_err(|e| e.to_string())?
-                .and_then(|v| v.parse().ok());
-            let rows = store.session_turns(&session).map_err(|e| e.to_string())?;
-            let fresh: Vec<_> = rows
-                .iter()
-                .filter(|t| done.is_none_or(|d| t.turn_index > d))
-                .filter(|t| t.turn_type == "main" && (200..300).contains(&t.status))
-                .collect();
+            let fresh = learned_turns::after_mark(&store, JOB, &session)?;
             let scope = fresh.last().map(|t| t.scope.clone()).unwrap_or_default();
             let through = fresh.last().map(|t| t.turn_index);
             let turns = fresh
-                .into_iter()
+                .iter()
                 .filter_map(|t| {
                     digest(t).map(|d| TurnText {
                         user: d.user,
@@ -209,7 +201,7 @@ impl Extractor<'_> {
                 apply(store.connection_mut(), decisions, &origin).map_err(|e| e.to_string())?;
             if let Some(t) = through {
                 store
-                    .state_set(&through_key(&session), &t.to_string())
+                    .state_set(&learned_turns::mark_key(JOB, &session), &t.to_string())
                     .map_err(|e| e.to_string())?;
             }
             Ok(applied)
@@ -242,6 +234,5 @@ fn similar(conn: &Connection, scope: &str, c: &Candidate, now_ms: i64) -> Vec<Me
     units
 }
 
-fn through_key(session: &str) -> String {
-    format!("memory.extracted_through.{session}")
-}
+/// This job's mark in `learned_turns`.
+const JOB: &str = "memory.extracted_through";

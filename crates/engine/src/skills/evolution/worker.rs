@@ -15,6 +15,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 use super::digest::digest;
 use super::job::{Job, Outcome, Trigger};
+use crate::learned_turns;
 use crate::llm::{self, Completion, Endpoint};
 use crate::recorder::{RecorderHandle, unix_ms};
 use crate::skills::CurrentSkills;
@@ -304,20 +305,11 @@ async fn unevolved_turns(
         let mut digests = Vec::new();
         let mut through = Vec::new();
         for session in sessions {
-            let done: Option<u64> = store
-                .state_get(&through_key(&session))
-                .map_err(|e| e.to_string())?
-                .and_then(|v| v.parse().ok());
-            let turns = store.session_turns(&session).map_err(|e| e.to_string())?;
-            let fresh: Vec<_> = turns
-                .iter()
-                .filter(|t| done.is_none_or(|d| t.turn_index > d))
-                .filter(|t| t.turn_type == "main" && (200..300).contains(&t.status))
-                .collect();
+            let fresh = learned_turns::after_mark(&store, JOB, &session)?;
             if let Some(last) = fresh.last() {
                 through.push((session.clone(), last.turn_index));
             }
-            digests.extend(fresh.into_iter().filter_map(digest));
+            digests.extend(fresh.iter().filter_map(digest));
         }
         Ok((digests, through))
     })
@@ -325,9 +317,8 @@ async fn unevolved_turns(
     read.map_err(|e| e.to_string())?
 }
 
-fn through_key(session: &str) -> String {
-    format!("skills.evolved_through.{session}")
-}
+/// This job's mark in `learned_turns`.
+const JOB: &str = "skills.evolved_through";
 
 async fn mark_evolved(worker: &Worker, through: Vec<(String, u64)>) {
     if through.is_empty() {
@@ -337,7 +328,7 @@ async fn mark_evolved(worker: &Worker, through: Vec<(String, u64)>) {
     let written = tokio::task::spawn_blocking(move || {
         let mut store = Store::open(&db)?;
         for (session, index) in through {
-            store.state_set(&through_key(&session), &index.to_string())?;
+            store.state_set(&learned_turns::mark_key(JOB, &session), &index.to_string())?;
         }
         Ok::<_, metaclaw_store::StoreError>(())
     })
