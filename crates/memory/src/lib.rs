@@ -1,6 +1,7 @@
 //! Long-term memory: units of six kinds per scope, extracted from conversations, reconciled
 //! with what is already known, retrieved for each turn, and browsable by people.
 
+pub mod adapt;
 pub mod consolidate;
 pub mod db;
 mod error;
@@ -17,5 +18,8 @@ pub use extract::{Candidate, TurnText};
 pub use policy::{KindBoosts, PolicyError, RetrievalPolicy};
 pub use reconcile::{Decision, decide, reconcile_batch, similarity};
 pub use render::{RenderedMemory, estimate_tokens, render_memories};
-pub use search::{Components, Hit, SearchQuery, pinned, retrieve_for_prompt, search};
+pub use search::{
+    Components, Hit, Retrieval, SearchQuery, pinned, retrieve, retrieve_for_prompt, search,
+    search_with,
+};
 pub use unit::{Kind, MemoryUnit, NewUnit, Source, Status};

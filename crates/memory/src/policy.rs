@@ -35,6 +35,14 @@ pub struct RetrievalPolicy {
     /// Weight of the extractor's confidence (0..=1). 0.1: a small nudge; confidence is an
     /// estimate by a model, not a measurement.
     pub confidence_weight: f32,
+    /// Weight of the cosine between the query's and the unit's embeddings, when embeddings
+    /// are on (`memory.retrieval_mode: hybrid | embedding`). 0 in keyword mode; 0.5 in
+    /// hybrid: meaning counts half as much as the words actually shared.
+    pub semantic_weight: f32,
+    /// A unit sharing too few words with the query still qualifies when its cosine reaches
+    /// this. 0.5: clearly related in meaning, for typical embedding models; lower admits
+    /// loosely related units.
+    pub min_similarity: f32,
     /// Days after which the recency term halves, counted from the last use or edit. 30 days:
     /// this month's work ranks above last quarter's without erasing it.
     pub recency_half_life_days: f32,
@@ -103,6 +111,8 @@ impl Default for RetrievalPolicy {
             importance_weight: 0.3,
             recency_weight: 0.15,
             confidence_weight: 0.1,
+            semantic_weight: 0.0,
+            min_similarity: 0.5,
             recency_half_life_days: 30.0,
             pinned_share: 0.3,
             max_query_terms: 16,
@@ -128,6 +138,7 @@ impl RetrievalPolicy {
             ("importance_weight", self.importance_weight),
             ("recency_weight", self.recency_weight),
             ("confidence_weight", self.confidence_weight),
+            ("semantic_weight", self.semantic_weight),
         ];
         for (field, w) in weights {
             if !w.is_finite() || w < 0.0 {
@@ -140,6 +151,7 @@ impl RetrievalPolicy {
         for (field, v) in [
             ("min_lexical_score", self.min_lexical_score),
             ("pinned_share", self.pinned_share),
+            ("min_similarity", self.min_similarity),
         ] {
             if !(0.0..=1.0).contains(&v) {
                 return err(field, "must be between 0 and 1");

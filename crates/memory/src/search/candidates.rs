@@ -47,11 +47,11 @@ pub struct Row {
     pub last_accessed_ms: Option<i64>,
 }
 
-const ROW_COLUMNS: &str = "m.id, m.kind, m.content || char(10) || m.summary || char(10) || \
+pub(super) const ROW_COLUMNS: &str = "m.id, m.kind, m.content || char(10) || m.summary || char(10) || \
      m.tags || char(10) || m.entities, m.importance, m.confidence, m.pinned, m.updated_ms, \
      m.last_accessed_ms";
 
-fn read_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
+pub(super) fn read_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
     let kind: String = r.get(1)?;
     Ok(Row {
         id: r.get(0)?,
@@ -137,7 +137,7 @@ fn join(items: &[(&str, u64)], op: &str) -> String {
 }
 
 /// `AND …` conditions on `m` (the unit row) and their parameters, numbered from `first`.
-fn filters(q: &SearchQuery, now_ms: i64, first: usize) -> (String, Vec<Value>) {
+pub(super) fn filters(q: &SearchQuery, now_ms: i64, first: usize) -> (String, Vec<Value>) {
     let mut sql = format!(" AND m.scope = ?{first}");
     let mut params = vec![Value::Text(q.scope.clone())];
     if !q.include_inactive {

@@ -9,8 +9,11 @@ mod forms;
 mod reason;
 mod retrieve;
 mod score;
+mod semantic;
 mod stats;
 pub mod terms;
+
+use std::collections::HashMap;
 
 use rusqlite::{Connection, params};
 use serde::{Deserialize, Serialize};
@@ -20,7 +23,7 @@ use crate::policy::RetrievalPolicy;
 use crate::unit::{Kind, MemoryUnit};
 
 pub use candidates::{MAX_AND_TERMS, POSTINGS_BUDGET};
-pub use retrieve::retrieve_for_prompt;
+pub use retrieve::{Retrieval, retrieve, retrieve_for_prompt};
 pub use score::Components;
 
 /// Candidates fetched from full-text search per result wanted, before rescoring.
@@ -65,35 +68,57 @@ pub fn search(
     policy: &RetrievalPolicy,
     now_ms: i64,
 ) -> Result<Vec<Hit>, MemoryError> {
+    search_with(conn, q, policy, now_ms, &[])
+}
+
+/// [`search`], with `similar`: units close to the query in meaning, as `(id, cosine)` from
+/// an embedding index. They add the weighted cosine to their score, and qualify without
+/// sharing enough words when their cosine reaches `policy.min_similarity`.
+pub fn search_with(
+    conn: &Connection,
+    q: &SearchQuery,
+    policy: &RetrievalPolicy,
+    now_ms: i64,
+    similar: &[(String, f32)],
+) -> Result<Vec<Hit>, MemoryError> {
     let parsed = terms::QueryTerms::parse(&q.text, policy.max_query_terms.max(1));
-    if parsed.is_empty() {
+    if parsed.is_empty() && similar.is_empty() {
         return Ok(Vec::new());
     }
     let all = parsed.all();
     let (stats, n_docs) = stats::lookup(conn, &all)?;
-    if stats.iter().all(|s| s.piece.is_none()) {
-        return Ok(Vec::new());
-    }
-    let idfs: Vec<f32> = stats.iter().map(|s| score::idf(s.df, n_docs)).collect();
     let limit = q.limit.clamp(1, MAX_LIMIT);
-    let found = candidates::gather(conn, q, &all, &stats, limit * POOL_FACTOR, now_ms)?;
+    let mut found = if stats.iter().any(|s| s.piece.is_some()) {
+        candidates::gather(conn, q, &all, &stats, limit * POOL_FACTOR, now_ms)?
+    } else {
+        Default::default()
+    };
+    semantic::gather(conn, q, similar, policy.min_similarity, now_ms, &mut found)?;
+    let idfs: Vec<f32> = stats.iter().map(|s| score::idf(s.df, n_docs)).collect();
+    let cosines: HashMap<&str, f32> = similar.iter().map(|(id, c)| (id.as_str(), *c)).collect();
+    let cosine_of = |id: &str| cosines.get(id).copied().unwrap_or(0.0);
+    // A cosine qualifies a unit on its own only when there is one.
+    let close = |cosine: f32| cosine > 0.0 && cosine >= policy.min_similarity;
 
-    let mut scored: Vec<(candidates::Row, Vec<bool>, f32)> = found
+    let scored: Vec<(candidates::Row, Vec<bool>, f32, f32)> = found
         .into_values()
         .map(|row| {
             let present = terms::presence(&all, &row.text);
             let cov = score::coverage(&present, &idfs);
-            (row, present, cov)
+            let cosine = cosine_of(&row.id);
+            (row, present, cov, cosine)
         })
-        .filter(|(_, _, cov)| *cov > 0.0)
+        .filter(|(_, _, cov, cosine)| *cov > 0.0 || close(*cosine))
         .collect();
-    let best = scored.iter().map(|(_, _, c)| *c).fold(0.0_f32, f32::max);
+    let best = scored.iter().map(|(_, _, c, _)| *c).fold(0.0_f32, f32::max);
     let mut ranked: Vec<(f32, Components, candidates::Row, Vec<bool>)> = scored
-        .drain(..)
-        .filter_map(|(row, present, cov)| {
-            let lexical = cov / best;
-            (lexical >= policy.min_lexical_score).then(|| {
-                let c = score::components(&row, lexical, policy, now_ms);
+        .into_iter()
+        .filter_map(|(row, present, cov, cosine)| {
+            let lexical = if best > 0.0 { cov / best } else { 0.0 };
+            let qualifies =
+                lexical >= policy.min_lexical_score && cov > 0.0 || cosine >= policy.min_similarity;
+            qualifies.then(|| {
+                let c = score::components(&row, lexical, cosine, policy, now_ms);
                 (c.total(), c, row, present)
             })
         })
@@ -108,10 +133,11 @@ pub fn search(
             continue;
         };
         let matched_terms = terms::matched_terms(&parsed, &all, &present);
+        let cosine = cosine_of(&row.id);
         hits.push(Hit {
             score,
             components,
-            reason: reason::reason(&unit, &matched_terms, now_ms),
+            reason: reason::reason(&unit, &matched_terms, cosine, now_ms),
             matched_terms,
             unit,
         });

@@ -6,12 +6,13 @@ const MS_PER_DAY: i64 = 86_400_000;
 /// Terms named in a reason; the rest are counted.
 const MAX_NAMED: usize = 6;
 
-/// For example "matched 'timezone', 'iso'; pinned; importance 0.9; used 3 days ago".
-pub fn reason(unit: &MemoryUnit, matched: &[String], now_ms: i64) -> String {
-    let mut parts = Vec::with_capacity(4);
-    if matched.is_empty() {
+/// For example "matched 'timezone', 'iso'; similar in meaning (cosine 0.71); pinned;
+/// importance 0.9; used 3 days ago". `cosine` is 0 without embeddings.
+pub fn reason(unit: &MemoryUnit, matched: &[String], cosine: f32, now_ms: i64) -> String {
+    let mut parts = Vec::with_capacity(5);
+    if matched.is_empty() && cosine <= 0.0 {
         parts.push("matched by full-text search".to_string());
-    } else {
+    } else if !matched.is_empty() {
         let mut named: Vec<String> = matched
             .iter()
             .take(MAX_NAMED)
@@ -21,6 +22,9 @@ pub fn reason(unit: &MemoryUnit, matched: &[String], now_ms: i64) -> String {
             named.push(format!("{} more", matched.len() - MAX_NAMED));
         }
         parts.push(format!("matched {}", named.join(", ")));
+    }
+    if cosine > 0.0 {
+        parts.push(format!("similar in meaning (cosine {:.2})", cosine));
     }
     if unit.pinned {
         parts.push("pinned".to_string());

@@ -2,17 +2,22 @@
 
 use rusqlite::Connection;
 
-use super::{SearchQuery, pinned, search};
+use super::{SearchQuery, pinned, search_with};
 use crate::MemoryError;
+use crate::adapt::Outcome;
 use crate::policy::RetrievalPolicy;
 use crate::render::{RenderedMemory, render_memories};
 
+/// A turn's memory section and what the retrieval found (for the adaptive policy).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Retrieval {
+    /// `None` when nothing is worth injecting.
+    pub rendered: Option<RenderedMemory>,
+    pub outcome: Outcome,
+}
+
 /// The memory section for a prompt whose retrieval query is `query_text`, within
 /// `budget_tokens`; `None` when nothing is worth injecting. Read-only.
-///
-/// Pinned units that match the query are placed before other pinned units, so when more are
-/// pinned than `max_pinned` allows, the relevant ones win. Pinned units are rendered only in
-/// the pinned share, never as ordinary hits.
 pub fn retrieve_for_prompt(
     conn: &Connection,
     scope: &str,
@@ -21,6 +26,24 @@ pub fn retrieve_for_prompt(
     policy: &RetrievalPolicy,
     now_ms: i64,
 ) -> Result<Option<RenderedMemory>, MemoryError> {
+    Ok(retrieve(conn, scope, query_text, budget_tokens, policy, now_ms, &[])?.rendered)
+}
+
+/// [`retrieve_for_prompt`] with units close in meaning (`similar`, see
+/// [`super::search_with`]), also saying what was found. Read-only.
+///
+/// Pinned units that match the query are placed before other pinned units, so when more are
+/// pinned than `max_pinned` allows, the relevant ones win. Pinned units are rendered only in
+/// the pinned share, never as ordinary hits.
+pub fn retrieve(
+    conn: &Connection,
+    scope: &str,
+    query_text: &str,
+    budget_tokens: usize,
+    policy: &RetrievalPolicy,
+    now_ms: i64,
+    similar: &[(String, f32)],
+) -> Result<Retrieval, MemoryError> {
     let always = pinned(conn, scope, policy.max_pinned, now_ms)?;
     let q = SearchQuery {
         scope: scope.to_owned(),
@@ -29,7 +52,7 @@ pub fn retrieve_for_prompt(
         limit: policy.max_units + policy.max_pinned,
         include_inactive: false,
     };
-    let hits = search(conn, &q, policy, now_ms)?;
+    let hits = search_with(conn, &q, policy, now_ms, similar)?;
     let mut pinned_units: Vec<_> = hits
         .iter()
         .filter(|h| h.unit.pinned)
@@ -40,5 +63,17 @@ pub fn retrieve_for_prompt(
             pinned_units.push(unit);
         }
     }
-    Ok(render_memories(&pinned_units, &hits, budget_tokens, policy))
+    let rendered = render_memories(&pinned_units, &hits, budget_tokens, policy);
+    let shown = rendered.as_ref().map_or(0, |r| {
+        hits.iter()
+            .filter(|h| !h.unit.pinned && r.ids.contains(&h.unit.id))
+            .count()
+    });
+    let outcome = Outcome {
+        searched: !super::terms::QueryTerms::parse(query_text, policy.max_query_terms.max(1))
+            .is_empty(),
+        matched: hits.iter().filter(|h| !h.unit.pinned).count(),
+        shown,
+    };
+    Ok(Retrieval { rendered, outcome })
 }

@@ -21,13 +21,20 @@ pub struct Components {
     /// Halves every `recency_half_life_days` since the unit was last used or edited.
     pub recency: f32,
     pub confidence: f32,
+    /// The embedding cosine to the query (0 without embeddings), times its weight.
+    pub semantic: f32,
     pub kind_boost: f32,
     pub pinned: bool,
 }
 
 impl Components {
     pub fn total(&self) -> f32 {
-        self.lexical + self.importance + self.recency + self.confidence + self.kind_boost
+        self.lexical
+            + self.semantic
+            + self.importance
+            + self.recency
+            + self.confidence
+            + self.kind_boost
     }
 }
 
@@ -55,8 +62,15 @@ pub fn recency(updated_ms: i64, last_accessed_ms: Option<i64>, now_ms: i64, half
     0.5_f64.powf(age_days / f64::from(half_life.max(f32::MIN_POSITIVE))) as f32
 }
 
-/// The weighted parts of a candidate's score; `lexical` is already normalised (0..=1).
-pub fn components(row: &Row, lexical: f32, policy: &RetrievalPolicy, now_ms: i64) -> Components {
+/// The weighted parts of a candidate's score; `lexical` is already normalised (0..=1) and
+/// `cosine` is 0 without embeddings.
+pub fn components(
+    row: &Row,
+    lexical: f32,
+    cosine: f32,
+    policy: &RetrievalPolicy,
+    now_ms: i64,
+) -> Components {
     let recency = recency(
         row.updated_ms,
         row.last_accessed_ms,
@@ -68,6 +82,7 @@ pub fn components(row: &Row, lexical: f32, policy: &RetrievalPolicy, now_ms: i64
         importance: policy.importance_weight * row.importance.clamp(0.0, 1.0),
         recency: policy.recency_weight * recency,
         confidence: policy.confidence_weight * row.confidence.clamp(0.0, 1.0),
+        semantic: policy.semantic_weight * cosine.clamp(0.0, 1.0),
         kind_boost: policy.kind_boosts.get(row.kind),
         pinned: row.pinned,
     }
