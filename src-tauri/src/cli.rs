@@ -204,4 +204,16 @@ pub enum MemoryCommand {
         #[arg(long)]
         scope: Option<String>,
     },
+    /// The retrieval policy in force and how it changed (a running MetaClaw picks up a
+    /// reset within 30 seconds).
+    Policy {
+        #[arg(long)]
+        scope: Option<String>,
+        /// Changes shown, newest first.
+        #[arg(long, default_value_t = 10)]
+        history: usize,
+        /// Go back to the configured policy.
+        #[arg(long)]
+        reset: bool,
+    },
 }

@@ -8,3 +8,13 @@ pub fn line(s: impl std::fmt::Display) {
 pub fn error(s: impl std::fmt::Display) {
     eprintln!("error: {s}");
 }
+
+/// Local time to the second, or the raw number when the clock cannot be read.
+pub fn local_time(ms: i64) -> String {
+    let format = time::macros::format_description!("[year]-[month]-[day] [hour]:[minute]:[second]");
+    let utc = time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000);
+    let offset = time::UtcOffset::current_local_offset().unwrap_or(time::UtcOffset::UTC);
+    utc.ok()
+        .and_then(|t| t.to_offset(offset).format(&format).ok())
+        .unwrap_or_else(|| ms.to_string())
+}

@@ -15,9 +15,9 @@ use tokio_util::sync::CancellationToken;
 use crate::admin::{self, AdminState, SkillsAdmin, UpstreamStatus};
 use crate::config::{Config, ConfigError, Overrides, SkillRetrieval};
 use crate::context::{ContextInjector, SqliteSticky};
-use crate::llm::{self, Endpoint};
+use crate::llm::{self, Endpoint, QueryEmbedder};
 use crate::memory::compat::{self, CompatState};
-use crate::memory::{Memory, MemoryConfig, MemorySettings};
+use crate::memory::{Memory, MemoryConfig, MemorySettings, Policies, Vectors, policies};
 use crate::paths::{Paths, PathsError};
 use crate::recorder::{self, RecorderWorker};
 use crate::runfiles::{self, InstanceLock, RunError, RunInfo};
@@ -90,7 +90,7 @@ impl Engine {
                 let upstreams = upstream_status(&proxy, &config, &secrets);
                 let models = JobModels {
                     evolver: llm::evolver_endpoint(&config, &secrets),
-                    embeddings: (config.skills.retrieval_mode != SkillRetrieval::Template)
+                    embeddings: wants_embeddings(&config)
                         .then(|| llm::embedding_endpoint(&config, &secrets))
                         .flatten(),
                     extractor: llm::extractor_endpoint(&config, &secrets),
@@ -108,12 +108,16 @@ impl Engine {
 
         let (recorder, worker) = recorder::start(&paths.db, RECORDER_CAPACITY)
             .map_err(|e| EngineError::Recorder(e.to_string()))?;
+        let embedder = query_embedder(&config, models.embeddings.as_ref());
         let semantic = config
             .skills
             .enabled
-            .then(|| semantic_setup(&config, &paths, models.embeddings))
+            .then(|| semantic_setup(&config, &paths, models.embeddings.clone()))
             .flatten();
-        let semantic_query = semantic.as_ref().map(|s| Arc::new(SemanticQuery::new(s)));
+        let semantic_query = semantic
+            .as_ref()
+            .zip(embedder.clone())
+            .map(|(s, e)| Arc::new(SemanticQuery::new(s, e)));
         let skills = if config.skills.enabled {
             let (dir, db) = (config.skills_dir(&paths), paths.db.clone());
             let retrieval = retrieval_config(&config);
@@ -123,7 +127,8 @@ impl Engine {
         };
         let evolution =
             start_evolution(&config, &paths, skills.as_ref(), models.evolver, &recorder);
-        let memory = start_memory(&config, &paths, models.extractor, &recorder);
+        let vectors = memory_vectors(&config, &paths, models.embeddings, embedder);
+        let memory = start_memory(&config, &paths, models.extractor, vectors, &recorder);
         let sink: Arc<dyn TurnSink> = Arc::new(LearningSink {
             recorder: recorder.clone(),
             evolution: evolution.clone(),
@@ -284,6 +289,7 @@ fn start_memory(
     config: &Config,
     paths: &Paths,
     extractor: Option<Endpoint>,
+    vectors: Option<Arc<Vectors>>,
     recorder: &crate::recorder::RecorderHandle,
 ) -> Option<Memory> {
     if !config.memory.enabled {
@@ -292,11 +298,7 @@ fn start_memory(
     if extractor.is_none() {
         tracing::info!("memory extraction uses the rule-based extractor: no model configured");
     }
-    let http = reqwest::Client::builder()
-        .user_agent(concat!("metaclaw/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .map_err(|e| tracing::warn!(error = %e, "memory is off"))
-        .ok()?;
+    let http = background_http("memory")?;
     Some(Memory::start(MemoryConfig {
         db: paths.db.clone(),
         recorder: recorder.clone(),
@@ -306,9 +308,64 @@ fn start_memory(
             auto: config.memory.auto_extract && !config.memory.manual_trigger,
             flush_every: config.memory.flush_every,
             consolidate: config.memory.auto_consolidate,
+            adaptive: config.memory.adaptive_policy,
         },
-        policy: metaclaw_memory::RetrievalPolicy::default(),
+        policies: Arc::new(Policies::new(policies::configured(&config.memory))),
+        vectors,
     }))
+}
+
+/// Whether skills or memory retrieve by meaning, and so need an embeddings API.
+fn wants_embeddings(config: &Config) -> bool {
+    config.skills.enabled && config.skills.retrieval_mode != SkillRetrieval::Template
+        || config.memory.enabled && policies::semantic_mode(&config.memory).is_some()
+}
+
+/// The per-turn query embedding, shared by skills and memory; `skills.embedding_timeout_ms`
+/// bounds what a turn waits for it.
+fn query_embedder(config: &Config, endpoint: Option<&Endpoint>) -> Option<Arc<QueryEmbedder>> {
+    let http = background_http("retrieval by meaning")?;
+    let timeout = Duration::from_millis(config.skills.embedding_timeout_ms);
+    endpoint.map(|e| Arc::new(QueryEmbedder::new(e.clone(), http, timeout)))
+}
+
+/// Unit embeddings for memory in the `hybrid` and `embedding` retrieval modes; `None`
+/// otherwise, or without an embeddings API (then memory is found by words, and the log
+/// says why once).
+fn memory_vectors(
+    config: &Config,
+    paths: &Paths,
+    endpoint: Option<Endpoint>,
+    embedder: Option<Arc<QueryEmbedder>>,
+) -> Option<Arc<Vectors>> {
+    let mode = policies::semantic_mode(&config.memory)?;
+    if !config.memory.enabled {
+        return None;
+    }
+    let (Some(endpoint), Some(embedder)) = (endpoint, embedder) else {
+        tracing::warn!(
+            ?mode,
+            "memory.retrieval_mode needs an embeddings API (set skills.embedding_api_base, or use an openai llm.api_base); memory is found by words only"
+        );
+        return None;
+    };
+    let http = background_http("memory embeddings")?;
+    Some(Arc::new(Vectors::new(
+        endpoint,
+        http,
+        paths.db.clone(),
+        embedder,
+    )))
+}
+
+/// An HTTP client for a background job; `None` (logged, naming what is off) if the TLS
+/// backend cannot start.
+fn background_http(what: &str) -> Option<reqwest::Client> {
+    reqwest::Client::builder()
+        .user_agent(concat!("metaclaw/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| tracing::warn!(error = %e, "{what} is off"))
+        .ok()
 }
 
 /// The evolution worker, when skills are on and an evolver model resolves. Without one,
@@ -327,11 +384,7 @@ fn start_evolution(
         );
         return None;
     };
-    let http = reqwest::Client::builder()
-        .user_agent(concat!("metaclaw/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .map_err(|e| tracing::warn!(error = %e, "skill evolution is off"))
-        .ok()?;
+    let http = background_http("skill evolution")?;
     Some(Evolution::start(Worker {
         endpoint,
         http,
@@ -367,17 +420,12 @@ fn semantic_setup(
         );
         return None;
     };
-    let http = reqwest::Client::builder()
-        .user_agent(concat!("metaclaw/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .map_err(|e| tracing::warn!(error = %e, "semantic skill retrieval is off"))
-        .ok()?;
+    let http = background_http("semantic skill retrieval")?;
     Some(SemanticSetup {
         endpoint,
         http,
         fusion,
         min_similarity: config.skills.min_similarity,
-        query_timeout: Duration::from_millis(config.skills.embedding_timeout_ms),
         db: paths.db.clone(),
     })
 }

@@ -32,11 +32,18 @@ fn a_unit_close_in_meaning_is_found_without_a_shared_word() {
     assert_eq!(hits[0].unit.id, dog.id);
     assert!((hits[0].components.semantic - 0.41).abs() < 1e-5);
     assert_eq!(hits[0].components.lexical, 0.0);
-    assert!(hits[0].reason.contains("similar in meaning (cosine 0.82)"), "{}", hits[0].reason);
+    assert!(
+        hits[0].reason.contains("similar in meaning (cosine 0.82)"),
+        "{}",
+        hits[0].reason
+    );
 
     let r = retrieve(conn, "s", &q.text, 800, &hybrid(), NOW, &similar).unwrap();
     let text = r.rendered.unwrap().text;
-    assert!(text.contains("Biscuit") && !text.contains("Friday"), "{text}");
+    assert!(
+        text.contains("Biscuit") && !text.contains("Friday"),
+        "{text}"
+    );
     assert_eq!((r.outcome.matched, r.outcome.shown), (1, 1));
     let _ = other;
 }
@@ -44,8 +51,16 @@ fn a_unit_close_in_meaning_is_found_without_a_shared_word() {
 #[test]
 fn the_cosine_reorders_word_matches_and_stale_index_entries_are_filtered() {
     let mut f = Fixture::new();
-    let a = f.add("s", Kind::Preference, "Prefers deploy notes as bullet points");
-    let b = f.add("s", Kind::Preference, "Prefers deploy notes with a summary first");
+    let a = f.add(
+        "s",
+        Kind::Preference,
+        "Prefers deploy notes as bullet points",
+    );
+    let b = f.add(
+        "s",
+        Kind::Preference,
+        "Prefers deploy notes with a summary first",
+    );
     let forgotten = f.add("s", Kind::Semantic, "Old fact about deploy windows");
     let elsewhere = f.add("t", Kind::Semantic, "Deploy notes of another project");
     f.set(&forgotten.id, "status", "archived".to_string().into());

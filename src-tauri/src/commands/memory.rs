@@ -6,10 +6,11 @@ use std::io::BufReader;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use metaclaw_engine::config::Config;
+use metaclaw_engine::memory::policies;
 use metaclaw_engine::paths::Paths;
 use metaclaw_memory::consolidate::{self, ConsolidationPolicy};
 use metaclaw_memory::db::{self, ListQuery, UnitPatch};
-use metaclaw_memory::{Kind, MemoryUnit, NewUnit, RetrievalPolicy, SearchQuery, Source, Status};
+use metaclaw_memory::{Kind, MemoryUnit, NewUnit, SearchQuery, Source, Status};
 use metaclaw_store::Store;
 use serde_json::json;
 
@@ -34,7 +35,9 @@ fn kind(name: &str) -> Result<Kind, Failure> {
 }
 
 pub fn run(paths: &Paths, command: MemoryCommand) -> Outcome {
-    let default_scope = Config::load(paths)?.config.memory.scope;
+    let memory_config = Config::load(paths)?.config.memory;
+    let default_scope = memory_config.scope.clone();
+    let configured = policies::configured(&memory_config);
     // Opening read-write creates and migrates the database on first use.
     let mut store = Store::open(&paths.db)?;
     match command {
@@ -78,12 +81,8 @@ pub fn run(paths: &Paths, command: MemoryCommand) -> Outcome {
                 limit,
                 include_inactive: false,
             };
-            let hits = metaclaw_memory::search(
-                store.connection(),
-                &q,
-                &RetrievalPolicy::default(),
-                now(),
-            )?;
+            let policy = db::load_policy(store.connection(), &q.scope)?.unwrap_or(configured);
+            let hits = metaclaw_memory::search(store.connection(), &q, &policy, now())?;
             if hits.is_empty() {
                 output::line("nothing matches");
             }
@@ -185,6 +184,33 @@ pub fn run(paths: &Paths, command: MemoryCommand) -> Outcome {
                 output::line(serde_json::to_string(step)?);
             }
             output::line(format!("{} change(s) in scope {scope}", steps.len()));
+        }
+        MemoryCommand::Policy {
+            scope,
+            history,
+            reset,
+        } => {
+            let scope = scope.unwrap_or(default_scope);
+            if reset {
+                let reason = "reset to the configured policy by the user (cli)";
+                db::save_policy(store.connection_mut(), &scope, &configured, reason, now())?;
+            }
+            let stored = db::load_policy(store.connection(), &scope)?;
+            let source = if stored.is_some() {
+                "stored"
+            } else {
+                "configured"
+            };
+            let policy = stored.unwrap_or(configured);
+            output::line(format!("scope {scope}: {source} policy"));
+            output::line(serde_json::to_string_pretty(&policy)?);
+            let changes = db::policy_history(store.connection(), &scope, history)?;
+            if changes.is_empty() {
+                output::line("never changed");
+            }
+            for c in changes {
+                output::line(format!("{}  {}", output::local_time(c.at_ms), c.reason));
+            }
         }
         MemoryCommand::Stats { scope } => {
             let s = db::stats(store.connection(), scope.as_deref())?;

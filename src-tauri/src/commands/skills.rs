@@ -125,7 +125,7 @@ fn log(paths: &Paths, n: usize, full: bool, as_json: bool) -> Outcome {
         return Ok(());
     }
     for e in events.iter().rev() {
-        let when = format_ms(e.at_ms);
+        let when = output::local_time(e.at_ms);
         let sessions = e.session_ids.join(", ");
         output::line(format!(
             "{when}  {:<13} {:<8} generation {}  sessions: {sessions}",
@@ -156,14 +156,4 @@ fn log(paths: &Paths, n: usize, full: bool, as_json: bool) -> Outcome {
         counts.events, counts.skills_added, counts.skills_improved, counts.failed
     ));
     Ok(())
-}
-
-/// Local time to the second, or the raw number when the clock cannot be read.
-fn format_ms(ms: i64) -> String {
-    let format = time::macros::format_description!("[year]-[month]-[day] [hour]:[minute]:[second]");
-    let utc = time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000);
-    let offset = time::UtcOffset::current_local_offset().unwrap_or(time::UtcOffset::UTC);
-    utc.ok()
-        .and_then(|t| t.to_offset(offset).format(&format).ok())
-        .unwrap_or_else(|| ms.to_string())
 }

@@ -13,7 +13,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use metaclaw_memory::db::{self, EventQuery, ListQuery, SortBy, UnitPatch};
-use metaclaw_memory::{Kind, MemoryError, NewUnit, SearchQuery, Source, Status, search};
+use metaclaw_memory::{Kind, MemoryError, NewUnit, SearchQuery, Source, Status};
 use metaclaw_store::Store;
 use serde::Deserialize;
 use serde_json::json;
@@ -157,11 +157,10 @@ async fn search_route(
         limit: p.limit.unwrap_or(20).min(200),
         include_inactive: false,
     };
-    let policy = memory.policy().clone();
-    on_db(&state, false, move |s| {
-        search(s.connection(), &q, &policy, now())
-    })
-    .await
+    match memory.search(q).await {
+        Ok(hits) => Json(hits).into_response(),
+        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &e),
+    }
 }
 
 #[derive(Deserialize, Default)]
@@ -240,10 +239,22 @@ async fn create(State(state): State<Arc<AdminState>>, Json(c): Json<Create>) -> 
         entities: Vec::new(),
         expires_ms: None,
     };
-    on_db(&state, true, move |s| {
+    let scope = unit.scope.clone();
+    let done = on_db(&state, true, move |s| {
         db::insert(s.connection_mut(), &unit, ACTOR, now())
     })
-    .await
+    .await;
+    changed(&state, &done, Some(&scope));
+    done
+}
+
+/// After a successful change by a person, the memory's embeddings catch up.
+fn changed(state: &AdminState, done: &Response, scope: Option<&str>) {
+    if let Some(memory) = &state.memory
+        && done.status().is_success()
+    {
+        memory.units_changed(scope);
+    }
 }
 
 #[derive(Deserialize)]
@@ -260,7 +271,7 @@ async fn edit(
     Path(id): Path<String>,
     Json(e): Json<Edit>,
 ) -> Response {
-    on_db(&state, true, move |s| {
+    let done = on_db(&state, true, move |s| {
         db::update(
             s.connection_mut(),
             &id,
@@ -270,7 +281,9 @@ async fn edit(
             e.expected_version,
         )
     })
-    .await
+    .await;
+    changed(&state, &done, None);
+    done
 }
 
 async fn pin(State(state): State<Arc<AdminState>>, Path(id): Path<String>) -> Response {
@@ -342,10 +355,12 @@ async fn export(State(state): State<Arc<AdminState>>, Query(p): Query<ExportPara
 }
 
 async fn import(State(state): State<Arc<AdminState>>, body: Bytes) -> Response {
-    on_db(&state, true, move |s| {
+    let done = on_db(&state, true, move |s| {
         db::import_jsonl(s.connection_mut(), body.as_ref(), "import", now())
     })
-    .await
+    .await;
+    changed(&state, &done, None);
+    done
 }
 
 #[derive(Deserialize)]

@@ -2,6 +2,7 @@
 //! only the user can read (`$METACLAW_HOME/run/admin_token`, mode 0600).
 
 mod memory;
+mod memory_policy;
 mod routes;
 mod skills;
 mod status;

@@ -18,9 +18,9 @@ use serde_json::{Value, json};
 use subtle::ConstantTimeEq;
 use tokio_util::sync::CancellationToken;
 
-use super::memory;
 use super::skills::{self, SkillsAdmin};
 use super::status::{MemoryStatus, SkillsStatus, Status, UpstreamStatus};
+use super::{memory, memory_policy};
 use crate::config::Config;
 use crate::memory::Memory;
 use crate::recorder::RecorderHandle;
@@ -53,6 +53,7 @@ pub fn router(state: Arc<AdminState>) -> Router {
         .route("/api/shutdown", post(shutdown))
         .merge(skills::router())
         .merge(memory::router())
+        .merge(memory_policy::router())
         .route_layer(middleware::from_fn_with_state(state.clone(), require_token))
         .with_state(state)
 }

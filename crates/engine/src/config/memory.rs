@@ -46,6 +46,11 @@ pub struct MemoryConfig {
     pub ignore_turn_type: bool,
     #[serde(deserialize_with = "de::flexible_bool")]
     pub manual_trigger: bool,
+    /// Let what retrieval finds tune each scope's retrieval policy in small, bounded,
+    /// explained steps (see the README). The earlier version's replay-based self-upgrade
+    /// (`auto_upgrade_*`) is replaced by this; those keys are accepted and ignored.
+    #[serde(deserialize_with = "de::flexible_bool")]
+    pub adaptive_policy: bool,
     /// Extract every N buffered turns of a session, besides at its end.
     pub flush_every: u32,
     /// Wire protocol of the extraction model: `openai`, `anthropic`, or empty to inherit
@@ -94,6 +99,7 @@ impl Default for MemoryConfig {
             auto_consolidate: true,
             ignore_turn_type: false,
             manual_trigger: false,
+            adaptive_policy: true,
             flush_every: 5,
             extractor_api: String::new(),
             extractor_api_base: String::new(),

@@ -1,5 +1,5 @@
 //! A small client for models called off the request path by background jobs (the skill
-//! evolver now; memory extraction and judging later): which endpoint to use, one-shot
+//! evolver, memory extraction, embeddings; judging later): which endpoint to use, one-shot
 //! completions in either wire protocol, and OpenAI-style embeddings.
 //!
 //! Not the proxy: no streaming, no fallbacks, no translation. A background job that fails
@@ -10,6 +10,9 @@ mod embed;
 mod endpoint;
 mod error;
 mod http;
+mod query_vector;
+mod vector_cache;
+mod vector_math;
 
 pub use complete::{Completion, complete};
 pub use embed::embed;
@@ -18,3 +21,5 @@ pub use endpoint::{
     embedding_endpoint, evolver_endpoint, extractor_endpoint,
 };
 pub use error::LlmError;
+pub use query_vector::QueryEmbedder;
+pub use vector_math::{dot, normalise};

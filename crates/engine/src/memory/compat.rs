@@ -13,14 +13,14 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use bytes::Bytes;
 use metaclaw_memory::db::{self};
-use metaclaw_memory::{MemoryUnit, SearchQuery, Status, search};
+use metaclaw_memory::{MemoryUnit, SearchQuery, Status};
 use metaclaw_proxy::SharedState;
 use metaclaw_proxy::seams::{Protocol, ReplyCapture, TurnRecord, TurnSink, TurnType};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::Memory;
-use crate::recorder::{RecorderHandle, unix_ms};
+use crate::recorder::RecorderHandle;
 
 pub struct CompatState {
     pub proxy: SharedState,
@@ -272,14 +272,8 @@ async fn search_route(
         limit: p.limit.unwrap_or(20).min(200),
         include_inactive: false,
     };
-    let (readers, policy) = (memory.readers().clone(), memory.policy().clone());
-    let found = tokio::task::spawn_blocking(move || {
-        let now = unix_ms(SystemTime::now());
-        readers.with(|s| search(s.connection(), &q, &policy, now))
-    })
-    .await;
-    match found {
-        Ok(Ok(Ok(hits))) => {
+    match memory.search(q).await {
+        Ok(hits) => {
             let rows: Vec<Value> = hits
                 .iter()
                 .map(|h| {
@@ -297,7 +291,10 @@ async fn search_route(
                 .collect();
             Json(Value::Array(rows)).into_response()
         }
-        _ => error(StatusCode::INTERNAL_SERVER_ERROR, "memory search failed"),
+        Err(e) => {
+            tracing::warn!(error = %e, "memory search failed");
+            error(StatusCode::INTERNAL_SERVER_ERROR, "memory search failed")
+        }
     }
 }
 

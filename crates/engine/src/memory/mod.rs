@@ -3,8 +3,12 @@
 pub mod apply;
 pub mod compat;
 pub mod extraction;
+pub mod policies;
 pub mod reader;
 pub mod service;
+pub mod vectors;
 
 pub use extraction::Extracted;
+pub use policies::Policies;
 pub use service::{Memory, MemoryConfig, MemorySettings};
+pub use vectors::Vectors;

@@ -1,20 +1,24 @@
 //! The engine's memory: what the injector reads on the request path (read-only, pooled
 //! connections) and the one background worker that writes — extraction after every
-//! `memory.flush_every` main turns and at session end, on request, and access statistics.
+//! `memory.flush_every` main turns and at session end, on request, access statistics, the
+//! adaptive retrieval policy, and unit embeddings.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::SystemTime;
 
+use metaclaw_memory::adapt::{self, Evidence, Outcome};
 use metaclaw_memory::consolidate::{self, ConsolidationPolicy, Step};
 use metaclaw_memory::db;
-use metaclaw_memory::{RenderedMemory, RetrievalPolicy, retrieve_for_prompt};
+use metaclaw_memory::{Hit, RenderedMemory, SearchQuery, retrieve, search_with};
 use metaclaw_store::Store;
 use tokio::sync::{mpsc, oneshot};
 
 use super::extraction::{Extracted, Extractor};
+use super::policies::Policies;
 use super::reader::Readers;
+use super::vectors::Vectors;
 use crate::llm::Endpoint;
 use crate::recorder::{RecorderHandle, unix_ms};
 
@@ -30,6 +34,8 @@ pub struct MemorySettings {
     pub flush_every: u32,
     /// `memory.auto_consolidate`: consolidate a scope after each extraction that changed it.
     pub consolidate: bool,
+    /// `memory.adaptive_policy`: let retrieval outcomes tune each scope's policy.
+    pub adaptive: bool,
 }
 
 pub struct MemoryConfig {
@@ -38,7 +44,10 @@ pub struct MemoryConfig {
     pub endpoint: Option<Endpoint>,
     pub http: reqwest::Client,
     pub settings: MemorySettings,
-    pub policy: RetrievalPolicy,
+    /// Starts from the configured policy; scopes' stored policies are loaded as used.
+    pub policies: Arc<Policies>,
+    /// `None` in the `keyword` retrieval mode or without an embeddings API.
+    pub vectors: Option<Arc<Vectors>>,
 }
 
 enum Job {
@@ -47,7 +56,13 @@ enum Job {
         last: bool,
         reply: Option<oneshot::Sender<Extracted>>,
     },
-    Accessed(Vec<String>),
+    Retrieved {
+        scope: String,
+        ids: Vec<String>,
+        outcome: Outcome,
+    },
+    /// Build or refresh a scope's embedding index.
+    Index(String),
     Consolidate {
         scope: String,
         reply: Option<oneshot::Sender<Result<Vec<Step>, String>>>,
@@ -59,7 +74,8 @@ enum Job {
 pub struct Memory {
     tx: mpsc::Sender<Job>,
     readers: Readers,
-    policy: Arc<RetrievalPolicy>,
+    policies: Arc<Policies>,
+    vectors: Option<Arc<Vectors>>,
     settings: MemorySettings,
     /// Main turns per open session since its last extraction.
     counts: Arc<Mutex<HashMap<String, u32>>>,
@@ -71,7 +87,8 @@ impl Memory {
         let memory = Memory {
             tx,
             readers: Readers::new(config.db.clone()),
-            policy: Arc::new(config.policy.clone()),
+            policies: Arc::clone(&config.policies),
+            vectors: config.vectors.clone(),
             settings: config.settings.clone(),
             counts: Arc::new(Mutex::new(HashMap::new())),
         };
@@ -80,21 +97,43 @@ impl Memory {
     }
 
     /// The memory section for a turn, within `budget` tokens. Reads only; the units shown
-    /// are counted as accessed by the worker, later.
+    /// are counted as accessed by the worker, later, with what the retrieval found.
     pub async fn section(&self, scope: &str, query: &str, budget: usize) -> Option<RenderedMemory> {
         if budget == 0 {
             return None;
         }
-        let (readers, policy) = (self.readers.clone(), self.policy.clone());
+        let similar = match &self.vectors {
+            Some(v) => {
+                if v.wants_refresh(scope) && self.tx.try_send(Job::Index(scope.to_owned())).is_err()
+                {
+                    tracing::debug!("memory queue full; embedding refresh deferred");
+                }
+                v.similar(scope, query).await
+            }
+            None => None,
+        };
+        let (readers, policies) = (self.readers.clone(), Arc::clone(&self.policies));
         let (scope, query) = (scope.to_string(), query.to_string());
         let found = tokio::task::spawn_blocking(move || {
             let now = unix_ms(SystemTime::now());
-            readers
-                .with(|s| retrieve_for_prompt(s.connection(), &scope, &query, budget, &policy, now))
+            readers.with(|s| {
+                let policy = policies.get(s.connection(), &scope);
+                let similar = similar.as_deref().unwrap_or(&[]);
+                retrieve(
+                    s.connection(),
+                    &scope,
+                    &query,
+                    budget,
+                    &policy,
+                    now,
+                    similar,
+                )
+                .map(|r| (scope, r))
+            })
         })
         .await;
-        let rendered = match found {
-            Ok(Ok(Ok(r))) => r?,
+        let (scope, retrieval) = match found {
+            Ok(Ok(Ok(r))) => r,
             Ok(Ok(Err(e))) => {
                 tracing::warn!(error = %e, "memory retrieval failed; turn served without memories");
                 return None;
@@ -108,14 +147,59 @@ impl Memory {
                 return None;
             }
         };
-        if self
-            .tx
-            .try_send(Job::Accessed(rendered.ids.clone()))
-            .is_err()
-        {
-            tracing::debug!("memory queue full; access statistics for one turn skipped");
+        let job = Job::Retrieved {
+            scope,
+            ids: retrieval
+                .rendered
+                .as_ref()
+                .map(|r| r.ids.clone())
+                .unwrap_or_default(),
+            outcome: retrieval.outcome,
+        };
+        if self.tx.try_send(job).is_err() {
+            tracing::debug!("memory queue full; statistics of one retrieval skipped");
         }
-        Some(rendered)
+        retrieval.rendered
+    }
+
+    /// A search for people and the compatibility route: the scope's policy, and units close
+    /// in meaning when embeddings are on. Read-only (nothing is counted as accessed).
+    pub async fn search(&self, q: SearchQuery) -> Result<Vec<Hit>, String> {
+        let similar = match &self.vectors {
+            Some(v) => v.similar(&q.scope, &q.text).await,
+            None => None,
+        };
+        let (readers, policies) = (self.readers.clone(), Arc::clone(&self.policies));
+        tokio::task::spawn_blocking(move || {
+            let now = unix_ms(SystemTime::now());
+            readers.with(|s| {
+                let policy = policies.get(s.connection(), &q.scope);
+                let similar = similar.as_deref().unwrap_or(&[]);
+                search_with(s.connection(), &q, &policy, now, similar)
+            })
+        })
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())
+    }
+
+    /// Units were added or edited by a person: their vectors are computed now rather than
+    /// when the index goes stale. `None`: every indexed scope (the caller does not know
+    /// which changed).
+    pub fn units_changed(&self, scope: Option<&str>) {
+        let Some(v) = &self.vectors else {
+            return;
+        };
+        let scopes = match scope {
+            Some(s) => vec![s.to_owned()],
+            None => v.indexed_scopes(),
+        };
+        for scope in scopes {
+            if self.tx.try_send(Job::Index(scope)).is_err() {
+                tracing::debug!("memory queue full; embedding refresh deferred");
+            }
+        }
     }
 
     pub fn main_turn(&self, session_id: &str) {
@@ -169,8 +253,8 @@ impl Memory {
         &self.readers
     }
 
-    pub fn policy(&self) -> &RetrievalPolicy {
-        &self.policy
+    pub fn policies(&self) -> &Arc<Policies> {
+        &self.policies
     }
 
     fn enqueue(&self, session: &str, last: bool, reply: Option<oneshot::Sender<Extracted>>) {
@@ -195,6 +279,9 @@ async fn run(config: MemoryConfig, mut jobs: mpsc::Receiver<Job>) {
         http: &config.http,
         endpoint: config.endpoint.as_ref(),
     };
+    // Retrievals per scope since its policy was last considered. Kept in memory: a restart
+    // only delays the next decision.
+    let mut evidence: HashMap<String, Evidence> = HashMap::new();
     while let Some(job) = jobs.recv().await {
         match job {
             Job::Extract {
@@ -225,11 +312,33 @@ async fn run(config: MemoryConfig, mut jobs: mpsc::Receiver<Job>) {
                 if config.settings.consolidate && changed {
                     let _ = consolidate(&config.db, &out.scope).await;
                 }
+                if changed && let Some(v) = &config.vectors {
+                    index(v, &out.scope).await;
+                }
                 if let Some(reply) = reply {
                     let _ = reply.send(out);
                 }
             }
-            Job::Accessed(ids) => record_access(&config.db, ids).await,
+            Job::Retrieved {
+                scope,
+                ids,
+                outcome,
+            } => {
+                record_access(&config.db, ids).await;
+                if config.settings.adaptive {
+                    let ev = evidence.entry(scope.clone()).or_default();
+                    ev.count(outcome, config.policies.cached(&scope).max_units);
+                    if ev.is_full() {
+                        let ev = evidence.remove(&scope).unwrap_or_default();
+                        adapt_policy(&config, &scope, ev).await;
+                    }
+                }
+            }
+            Job::Index(scope) => {
+                if let Some(v) = &config.vectors {
+                    index(v, &scope).await;
+                }
+            }
             Job::Consolidate { scope, reply } => {
                 let done = consolidate(&config.db, &scope).await;
                 if let Some(reply) = reply {
@@ -237,6 +346,59 @@ async fn run(config: MemoryConfig, mut jobs: mpsc::Receiver<Job>) {
                 }
             }
         }
+    }
+}
+
+/// Considers one window of evidence for `scope`'s policy; a change is stored with its
+/// reason, logged, and in force from the next turn.
+async fn adapt_policy(config: &MemoryConfig, scope: &str, ev: Evidence) {
+    let (db, policies, name) = (
+        config.db.clone(),
+        Arc::clone(&config.policies),
+        scope.to_owned(),
+    );
+    let done = tokio::task::spawn_blocking(move || {
+        let mut store = Store::open(&db).map_err(|e| e.to_string())?;
+        let current = policies.get(store.connection(), &name);
+        let active = db::stats(store.connection(), Some(&name))
+            .map_err(|e| e.to_string())?
+            .active;
+        let Some(change) = adapt::decide(&current, policies.base(), &ev, active) else {
+            return Ok(None);
+        };
+        let now = unix_ms(SystemTime::now());
+        db::save_policy(
+            store.connection_mut(),
+            &name,
+            &change.policy,
+            &change.reason,
+            now,
+        )
+        .map_err(|e| e.to_string())?;
+        policies.set(&name, change.policy);
+        Ok::<_, String>(Some(change.reason))
+    })
+    .await
+    .map_err(|e| e.to_string())
+    .and_then(|r| r);
+    match done {
+        Ok(Some(reason)) => tracing::info!(scope, reason, "memory retrieval policy adapted"),
+        Ok(None) => {}
+        Err(e) => tracing::warn!(scope, error = %e, "memory retrieval policy not adapted"),
+    }
+}
+
+async fn index(vectors: &Vectors, scope: &str) {
+    match vectors.refresh(scope).await {
+        Ok(r) if r.embedded > 0 => tracing::info!(
+            scope,
+            indexed = r.indexed,
+            embedded = r.embedded,
+            missing = r.missing,
+            "memory embeddings updated"
+        ),
+        Ok(_) => {}
+        Err(e) => tracing::warn!(scope, error = %e, "memory embeddings not updated"),
     }
 }
 

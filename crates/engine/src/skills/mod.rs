@@ -7,7 +7,6 @@ pub mod query;
 pub mod runtime;
 pub mod semantic;
 pub mod snapshot;
-mod vector_cache;
 
 pub use query::SemanticQuery;
 pub use runtime::SkillsRuntime;

@@ -15,7 +15,7 @@ use metaclaw_skills::retrieval::{Fusion, content_hash, embedding_text};
 use metaclaw_store::{Store, StoreError};
 
 use super::snapshot::Snapshot;
-use crate::llm::{self, Endpoint, LlmError};
+use crate::llm::{self, Endpoint, LlmError, dot, normalise};
 
 /// Inputs per `/embeddings` call: OpenAI accepts up to 2,048, but smaller batches keep one
 /// request short and let progress be saved as it goes.
@@ -32,8 +32,6 @@ pub struct SemanticSetup {
     pub fusion: Fusion,
     /// `skills.min_similarity`.
     pub min_similarity: f32,
-    /// `skills.embedding_timeout_ms`: what a turn waits for its query's vector.
-    pub query_timeout: Duration,
     pub db: PathBuf,
 }
 
@@ -76,21 +74,6 @@ pub enum SemanticError {
     Dims(usize, usize),
     #[error("internal task failed: {0}")]
     Task(String),
-}
-
-/// Scales `v` to unit length; `None` for a zero or non-finite vector, which cannot be
-/// compared with anything.
-pub fn normalise(mut v: Vec<f32>) -> Option<Vec<f32>> {
-    let norm = dot(&v, &v).sqrt();
-    if !norm.is_finite() || norm == 0.0 {
-        return None;
-    }
-    v.iter_mut().for_each(|x| *x /= norm);
-    Some(v)
-}
-
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
 /// Builds `snapshot`'s index and attaches it, retrying with a backoff until it succeeds.
@@ -208,11 +191,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn normalised_vectors_compare_by_dot_product() {
-        assert!(normalise(vec![0.0, 0.0]).is_none());
-        assert!(normalise(vec![f32::NAN, 1.0]).is_none());
+    fn similarities_are_cosines_to_same_length_vectors() {
         let a = normalise(vec![3.0, 4.0]).unwrap();
-        assert!((a[0] - 0.6).abs() < 1e-6 && (a[1] - 0.8).abs() < 1e-6);
         let index = SemanticIndex {
             model: "m".into(),
             names: vec!["x".into(), "y".into()],

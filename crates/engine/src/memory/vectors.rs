@@ -1,0 +1,276 @@
+//! Memory by meaning (`memory.retrieval_mode: hybrid | embedding`): one normalised vector per
+//! active unit, computed by the memory worker in the background, cached in SQLite by content
+//! hash (the table skills use too), and held per scope in memory for the request path.
+//!
+//! The request path never waits for unit vectors: a scope without an index yet is
+//! retrieved lexically while the worker builds one. Only the query is embedded per turn,
+//! once, shared with skills (see [`QueryEmbedder`]).
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::time::{Duration, Instant, SystemTime};
+
+use metaclaw_memory::db;
+use metaclaw_skills::retrieval::content_hash;
+use metaclaw_store::Store;
+
+use crate::llm::{self, Endpoint, QueryEmbedder, dot, normalise};
+use crate::recorder::unix_ms;
+
+/// Most units indexed per scope, the most recently edited first: 20,000 vectors of 1,536
+/// floats are 120 MB, which is as much as a tray app should hold. Older units stay
+/// retrievable by their words.
+pub const MAX_INDEXED: u32 = 20_000;
+/// Inputs per `/embeddings` call.
+const BATCH: usize = 64;
+/// Most vectors computed per refresh, so one refresh of a large imported memory does not
+/// hold the worker for long; the next refresh continues.
+const MAX_EMBEDDED_PER_REFRESH: usize = 1_024;
+/// An index this old is rebuilt on the next turn of its scope (edits made by people or the
+/// CLI get their vectors this way; extraction refreshes its scope at once).
+const STALE_AFTER: Duration = Duration::from_secs(600);
+/// Closest units handed to scoring per turn.
+const NEAREST: usize = 32;
+
+/// One scope's vectors, contiguous so a query is one pass over memory.
+pub struct ScopeIndex {
+    model: String,
+    dims: usize,
+    ids: Vec<String>,
+    data: Vec<f32>,
+    built: Instant,
+}
+
+impl ScopeIndex {
+    /// The `k` units closest to a normalised `query`, best first, as (id, cosine).
+    pub fn nearest(&self, query: &[f32], k: usize) -> Vec<(String, f32)> {
+        if query.len() != self.dims || self.dims == 0 || k == 0 {
+            return Vec::new();
+        }
+        let mut scored: Vec<(f32, usize)> = self
+            .data
+            .chunks_exact(self.dims)
+            .enumerate()
+            .map(|(i, v)| (dot(v, query), i))
+            .collect();
+        if scored.len() > k {
+            scored.select_nth_unstable_by(k - 1, |a, b| b.0.total_cmp(&a.0));
+            scored.truncate(k);
+        }
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        scored
+            .into_iter()
+            .map(|(c, i)| (self.ids[i].clone(), c))
+            .collect()
+    }
+}
+
+/// What a refresh did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Refreshed {
+    pub indexed: usize,
+    /// Vectors computed now (the rest came from the cache).
+    pub embedded: usize,
+    /// Units still without a vector (beyond this refresh's share, or refused by the API).
+    pub missing: usize,
+}
+
+pub struct Vectors {
+    /// The embeddings API with its long timeout, for units.
+    endpoint: Endpoint,
+    http: reqwest::Client,
+    db: PathBuf,
+    query: Arc<QueryEmbedder>,
+    indexes: RwLock<HashMap<String, Arc<ScopeIndex>>>,
+    /// Scopes whose refresh is queued, so a busy scope asks once.
+    requested: Mutex<HashSet<String>>,
+}
+
+impl Vectors {
+    pub fn new(
+        endpoint: Endpoint,
+        http: reqwest::Client,
+        db: PathBuf,
+        query: Arc<QueryEmbedder>,
+    ) -> Self {
+        Vectors {
+            endpoint,
+            http,
+            db,
+            query,
+            indexes: RwLock::new(HashMap::new()),
+            requested: Mutex::new(HashSet::new()),
+        }
+    }
+
+    pub fn index(&self, scope: &str) -> Option<Arc<ScopeIndex>> {
+        self.indexes
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(scope)
+            .cloned()
+    }
+
+    /// Scopes with an index, to refresh after changes made outside extraction.
+    pub fn indexed_scopes(&self) -> Vec<String> {
+        self.indexes
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .keys()
+            .cloned()
+            .collect()
+    }
+
+    /// True once per missing or stale index until [`Self::refresh`] runs: the caller then
+    /// queues a refresh.
+    pub fn wants_refresh(&self, scope: &str) -> bool {
+        let fresh = self
+            .index(scope)
+            .is_some_and(|i| i.built.elapsed() < STALE_AFTER);
+        !fresh && self.lock_requested().insert(scope.to_owned())
+    }
+
+    /// The units of `scope` closest to `query`, or `None` (retrieve lexically) when the
+    /// scope has no index yet, its model is not the query's, or the query did not embed in
+    /// time.
+    pub async fn similar(&self, scope: &str, query: &str) -> Option<Vec<(String, f32)>> {
+        let index = self
+            .index(scope)
+            .filter(|i| i.model == self.query.model())?;
+        let vector = self.query.vector(query).await?;
+        let near = tokio::task::spawn_blocking(move || index.nearest(&vector, NEAREST)).await;
+        near.ok()
+    }
+
+    /// Rebuilds `scope`'s index: cached vectors are read, missing ones computed (at most
+    /// [`MAX_EMBEDDED_PER_REFRESH`]) and saved batch by batch, so a failure loses nothing
+    /// done before it. Errors of the embeddings API are logged and leave those units
+    /// without a vector until the next refresh; only a database failure is returned.
+    pub async fn refresh(&self, scope: &str) -> Result<Refreshed, String> {
+        self.lock_requested().remove(scope);
+        let model = self.endpoint.model.clone();
+        let (db_path, scope_name, m) = (self.db.clone(), scope.to_owned(), model.clone());
+        let (ids, texts, hashes, mut vectors) = blocking(move || {
+            let store = Store::open(&db_path).map_err(|e| e.to_string())?;
+            let units = db::active_in_scope(store.connection(), &scope_name, None, MAX_INDEXED)
+                .map_err(|e| e.to_string())?;
+            let mut out = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+            for u in units {
+                let hash = content_hash(&u.content);
+                out.3
+                    .push(store.embedding(&hash, &m).map_err(|e| e.to_string())?);
+                out.0.push(u.id);
+                out.1.push(u.content);
+                out.2.push(hash);
+            }
+            Ok(out)
+        })
+        .await?;
+        let missing: Vec<usize> = (0..ids.len()).filter(|&i| vectors[i].is_none()).collect();
+        let mut embedded = 0;
+        let mut failure = None;
+        for chunk in missing.chunks(BATCH) {
+            if embedded >= MAX_EMBEDDED_PER_REFRESH {
+                break;
+            }
+            let inputs: Vec<String> = chunk.iter().map(|&i| texts[i].clone()).collect();
+            let got = match llm::embed(&self.http, &self.endpoint, &inputs).await {
+                Ok(got) => got,
+                Err(e) => {
+                    failure = Some(e.to_string());
+                    break;
+                }
+            };
+            let rows: Vec<(String, Vec<f32>)> =
+                chunk.iter().map(|&i| hashes[i].clone()).zip(got).collect();
+            let (db_path, m) = (self.db.clone(), model.clone());
+            let rows = blocking(move || {
+                let mut store = Store::open(&db_path).map_err(|e| e.to_string())?;
+                let now = unix_ms(SystemTime::now());
+                for (hash, v) in &rows {
+                    store
+                        .put_embedding(hash, &m, v, now)
+                        .map_err(|e| e.to_string())?;
+                }
+                Ok(rows)
+            })
+            .await?;
+            embedded += rows.len();
+            for (&i, (_, v)) in chunk.iter().zip(rows) {
+                vectors[i] = Some(v);
+            }
+        }
+        if let Some(e) = &failure {
+            // Published anyway (with what the cache had): the next attempt comes when this
+            // index is stale, not on every turn.
+            tracing::warn!(scope, error = %e, "memory embeddings unavailable; units without a vector are found by their words only");
+        }
+        let mut index = ScopeIndex {
+            model,
+            dims: 0,
+            ids: Vec::with_capacity(ids.len()),
+            data: Vec::new(),
+            built: Instant::now(),
+        };
+        let mut still_missing = 0;
+        for (id, v) in ids.into_iter().zip(vectors) {
+            // A zero vector, one the API left out, or one of another length stays lexical.
+            match v.and_then(normalise) {
+                Some(v) if index.dims == 0 || v.len() == index.dims => {
+                    index.dims = v.len();
+                    index.data.extend_from_slice(&v);
+                    index.ids.push(id);
+                }
+                _ => still_missing += 1,
+            }
+        }
+        let done = Refreshed {
+            indexed: index.ids.len(),
+            embedded,
+            missing: still_missing,
+        };
+        self.indexes
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(scope.to_owned(), Arc::new(index));
+        Ok(done)
+    }
+
+    fn lock_requested(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
+        self.requested
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, String> + Send + 'static,
+) -> Result<T, String> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| e.to_string())?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_returns_the_closest_first_and_ignores_other_lengths() {
+        let index = ScopeIndex {
+            model: "m".into(),
+            dims: 2,
+            ids: vec!["a".into(), "b".into(), "c".into()],
+            data: vec![1.0, 0.0, 0.0, 1.0, 0.6, 0.8],
+            built: Instant::now(),
+        };
+        let near = index.nearest(&[0.0, 1.0], 2);
+        assert_eq!(near.len(), 2);
+        assert_eq!(near[0].0, "b");
+        assert_eq!(near[1].0, "c");
+        assert!((near[1].1 - 0.8).abs() < 1e-6);
+        assert_eq!(index.nearest(&[0.0, 1.0], 10).len(), 3);
+        assert!(index.nearest(&[1.0], 2).is_empty());
+    }
+}
