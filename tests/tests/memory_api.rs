@@ -8,85 +8,13 @@ mod common;
 
 use std::time::Duration;
 
-use common::daemon::{Home, PROXY_KEY, free_port};
-use metaclaw_e2e::fake_upstream::{FakeOptions, FakeUpstream};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
-struct Daemon {
-    fake: FakeUpstream,
-    home: Home,
-    port: u16,
-    token: String,
-}
+use common::memory_daemon::MemoryDaemon as Daemon;
 
 async fn start(extra: &str) -> Daemon {
-    let fake = FakeUpstream::start(FakeOptions::default()).await.unwrap();
-    let port = free_port();
-    let home = Home::new(&format!(
-        "llm:\n  api: openai\n  api_base: {}\n  model_id: fake-model\nproxy:\n  port: {port}\nskills:\n  enabled: false\n{extra}",
-        fake.base_url_openai()
-    ));
-    home.start_daemon().await;
-    let token = home.admin_token();
-    Daemon {
-        fake,
-        home,
-        port,
-        token,
-    }
-}
-
-impl Daemon {
-    fn url(&self, path: &str) -> String {
-        format!("http://127.0.0.1:{}{path}", self.port)
-    }
-
-    async fn agent(&self, method: Method, path: &str, body: Option<Value>) -> (StatusCode, Value) {
-        let mut req = reqwest::Client::new()
-            .request(method, self.url(path))
-            .bearer_auth(PROXY_KEY);
-        if let Some(b) = body {
-            req = req.json(&b);
-        }
-        let r = req.send().await.unwrap();
-        let status = r.status();
-        (status, r.json().await.unwrap_or(Value::Null))
-    }
-
-    async fn admin(&self, method: Method, path: &str, body: Option<Value>) -> (StatusCode, Value) {
-        let mut req = reqwest::Client::new()
-            .request(method, self.url(path))
-            .bearer_auth(&self.token);
-        if let Some(b) = body {
-            req = req.json(&b);
-        }
-        let r = req.send().await.unwrap();
-        let status = r.status();
-        (status, r.json().await.unwrap_or(Value::Null))
-    }
-
-    async fn chat(&self, session: &str, scope: &str, text: &str, done: bool) -> Value {
-        let mut req = reqwest::Client::new()
-            .post(self.url("/v1/chat/completions"))
-            .bearer_auth(PROXY_KEY)
-            .header("x-session-id", session)
-            .header("x-memory-scope", scope)
-            .json(&json!({"model":"m","messages":[{"role":"user","content":text}]}));
-        if done {
-            req = req.header("x-session-done", "true");
-        }
-        let r = req.send().await.unwrap();
-        assert_eq!(r.status(), 200);
-        self.fake.requests().pop().unwrap().body
-    }
-
-    /// The database and its write-ahead log, where every write lands first.
-    fn db_bytes(&self) -> Vec<u8> {
-        let mut bytes = std::fs::read(self.home.path().join("metaclaw.db")).unwrap();
-        bytes.extend(std::fs::read(self.home.path().join("metaclaw.db-wal")).unwrap_or_default());
-        bytes
-    }
+    Daemon::start(extra).await
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -1,6 +1,8 @@
 //! `POST /v1/embeddings`: deterministic bag-of-words vectors. Lowercase alphanumeric words are
 //! hashed (FNV-1a) into [`DIMS`] buckets and the counts L2-normalised, so texts that share
-//! words have a high cosine and a test can predict which texts are "similar".
+//! words have a high cosine and a test can predict which texts are "similar". A few
+//! [`SYNONYMS`] embed as one word, standing in for what real models learn, so a test can
+//! show a match that shares no word at all.
 
 use axum::Json;
 use axum::response::{IntoResponse, Response};
@@ -75,10 +77,17 @@ fn validate(body: &Value) -> Result<(String, Vec<String>), String> {
     Ok((model, inputs))
 }
 
+/// Words embedded as another: "puppy" is as close to "dog" as "dog" itself.
+pub const SYNONYMS: &[(&str, &str)] = &[("puppy", "dog"), ("canine", "dog"), ("hound", "dog")];
+
 fn words(text: &str) -> impl Iterator<Item = String> + '_ {
     text.split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
         .map(str::to_lowercase)
+        .map(|w| match SYNONYMS.iter().find(|(from, _)| *from == w) {
+            Some((_, to)) => (*to).to_owned(),
+            None => w,
+        })
 }
 
 /// The fake's embedding of `text`; all zeros when it has no words.
@@ -118,6 +127,7 @@ mod tests {
         assert!(cosine(&a, &b) > cosine(&a, &c));
         assert!((cosine(&a, &a) - 1.0).abs() < 1e-5);
         assert!(embed("  ... ").iter().all(|v| *v == 0.0));
+        assert_eq!(embed("my puppy"), embed("my dog"));
         assert_eq!(embed("x").len(), DIMS);
     }
 }

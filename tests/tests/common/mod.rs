@@ -4,6 +4,7 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 pub mod daemon;
+pub mod memory_daemon;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

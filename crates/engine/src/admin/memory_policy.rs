@@ -52,8 +52,8 @@ async fn show(State(state): State<Arc<AdminState>>, Query(p): Query<ScopeParam>)
         };
         Ok::<_, String>(json!({
             "scope": scope,
-            "policy": policy,
-            "configured": policies.base(),
+            "policy": as_json(&policy),
+            "configured": as_json(policies.base()),
             "adaptive": adaptive,
             "problem": problem,
             "history": history,
@@ -99,7 +99,7 @@ async fn change(
         let reason = "changed by the user";
         db::save_policy(store.connection_mut(), &scope, &policy, reason, now).map_err(server)?;
         memory.policies().set(&scope, policy.clone());
-        Ok::<_, (StatusCode, String)>(json!({ "scope": scope, "policy": policy }))
+        Ok::<_, (StatusCode, String)>(json!({ "scope": scope, "policy": as_json(&policy) }))
     })
     .await;
     answer(done)
@@ -119,7 +119,7 @@ async fn reset(State(state): State<Arc<AdminState>>, Query(p): Query<ScopeParam>
         let reason = "reset to the configured policy by the user";
         db::save_policy(store.connection_mut(), &scope, &base, reason, now).map_err(server)?;
         memory.policies().set(&scope, base.clone());
-        Ok::<_, (StatusCode, String)>(json!({ "scope": scope, "policy": base }))
+        Ok::<_, (StatusCode, String)>(json!({ "scope": scope, "policy": as_json(&base) }))
     })
     .await;
     answer(done)
@@ -137,6 +137,14 @@ fn merge(into: &mut Value, fields: serde_json::Map<String, Value>) {
             }
         }
     }
+}
+
+/// Through the text form, so 0.1 reads 0.1 (`to_value` widens f32 to 0.10000000149…).
+fn as_json(p: &RetrievalPolicy) -> Value {
+    serde_json::to_string(p)
+        .ok()
+        .and_then(|s| serde_json::from_str(&s).ok())
+        .unwrap_or(Value::Null)
 }
 
 fn server(e: impl ToString) -> (StatusCode, String) {
