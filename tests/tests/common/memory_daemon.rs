@@ -38,32 +38,36 @@ impl MemoryDaemon {
         format!("http://127.0.0.1:{}{path}", self.port)
     }
 
+    /// A call as the agent (with the proxy key).
     pub async fn agent(
         &self,
         method: Method,
         path: &str,
         body: Option<Value>,
     ) -> (StatusCode, Value) {
-        let mut req = reqwest::Client::new()
-            .request(method, self.url(path))
-            .bearer_auth(PROXY_KEY);
-        if let Some(b) = body {
-            req = req.json(&b);
-        }
-        let r = req.send().await.unwrap();
-        let status = r.status();
-        (status, r.json().await.unwrap_or(Value::Null))
+        self.call(PROXY_KEY, method, path, body).await
     }
 
+    /// A call as a person (with the admin token).
     pub async fn admin(
         &self,
         method: Method,
         path: &str,
         body: Option<Value>,
     ) -> (StatusCode, Value) {
+        self.call(&self.token, method, path, body).await
+    }
+
+    async fn call(
+        &self,
+        key: &str,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> (StatusCode, Value) {
         let mut req = reqwest::Client::new()
             .request(method, self.url(path))
-            .bearer_auth(&self.token);
+            .bearer_auth(key);
         if let Some(b) = body {
             req = req.json(&b);
         }
