@@ -1,0 +1,79 @@
+//! What each agent's adapter says; the driver does the rest (backup, write, restart,
+//! verify, revert) the same way for all of them.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use crate::doc::{Doc, Format};
+use crate::env::Env;
+use crate::error::ClawError;
+use crate::target::{Endpoint, Protocol, Target};
+
+/// One change to a config document: set `path` to `value`, or remove it (`None`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Edit {
+    pub path: Vec<String>,
+    pub value: Option<Value>,
+}
+
+impl Edit {
+    pub fn set(path: &[&str], value: Value) -> Edit {
+        Edit {
+            path: path.iter().map(|s| (*s).to_owned()).collect(),
+            value: Some(value),
+        }
+    }
+
+    pub fn remove(path: &[&str]) -> Edit {
+        Edit {
+            path: path.iter().map(|s| (*s).to_owned()).collect(),
+            value: None,
+        }
+    }
+}
+
+/// One agent.
+pub trait Adapter: Send + Sync {
+    /// The `claw_type` name: `openclaw`, `copaw`, …
+    fn name(&self) -> &'static str;
+
+    /// The protocol the agent will speak to MetaClaw.
+    fn protocol(&self) -> Protocol;
+
+    /// The agent's command, looked up on `PATH` for detection and restarts.
+    fn binary(&self) -> Option<&'static str>;
+
+    /// The config file MetaClaw edits; `Err(NotFound)` when it cannot be located (nanoclaw
+    /// searches several places), `Ok(None)` for `none`.
+    fn config_file(&self, env: &Env) -> Result<Option<PathBuf>, ClawError>;
+
+    fn format(&self) -> Format;
+
+    /// Whether a missing config file is created (CoPaw hot-reloads one it finds) rather
+    /// than reported.
+    fn creates_config(&self) -> bool {
+        false
+    }
+
+    /// The edits that point the agent at `target`, given its current config (for
+    /// upserting into lists the agent owns). Pure: reads `doc`, changes nothing. Applying
+    /// them to a document already pointed at `target` must change nothing (idempotence).
+    fn edits(&self, doc: &dyn Doc, target: &Target) -> Result<Vec<Edit>, String>;
+
+    /// Where the config points now (base, key, model), when it can tell; used by `verify`
+    /// (a request exactly as the agent would send it) and `status` (connected or not).
+    fn read_back(&self, doc: &dyn Doc) -> Option<Endpoint>;
+
+    /// The command that makes a running agent reload its config (argv, `argv[0]` being
+    /// [`Self::binary`] or another tool); run only when a file changed.
+    fn restart_command(&self, env: &Env) -> Option<Vec<String>> {
+        let _ = env;
+        None
+    }
+
+    /// What the user should know that MetaClaw did not do itself (a manual step).
+    fn notes(&self) -> Vec<String> {
+        Vec::new()
+    }
+}

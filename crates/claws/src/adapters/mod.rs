@@ -1,0 +1,33 @@
+//! Every agent MetaClaw can connect, by its `claw_type` name.
+
+mod copaw;
+mod hermes;
+mod ironclaw;
+mod nanoclaw;
+mod nemoclaw;
+mod none;
+mod openclaw;
+mod picoclaw;
+mod zeroclaw;
+
+use crate::adapter::Adapter;
+
+/// All adapters, in the order they are offered (`none` last).
+pub fn all() -> Vec<Box<dyn Adapter>> {
+    vec![
+        Box::new(openclaw::OpenClaw),
+        Box::new(copaw::CoPaw),
+        Box::new(ironclaw::IronClaw),
+        Box::new(picoclaw::PicoClaw),
+        Box::new(zeroclaw::ZeroClaw),
+        Box::new(nanoclaw::NanoClaw),
+        Box::new(nemoclaw::NemoClaw),
+        Box::new(hermes::Hermes),
+        Box::new(none::NoAgent),
+    ]
+}
+
+/// The adapter named `name` (`claw_type`).
+pub fn by_name(name: &str) -> Option<Box<dyn Adapter>> {
+    all().into_iter().find(|a| a.name() == name)
+}
