@@ -106,6 +106,7 @@ impl Memory {
             Some(v) => {
                 if v.wants_refresh(scope) && self.tx.try_send(Job::Index(scope.to_owned())).is_err()
                 {
+                    v.refresh_not_queued(scope);
                     tracing::debug!("memory queue full; embedding refresh deferred");
                 }
                 v.similar(scope, query).await

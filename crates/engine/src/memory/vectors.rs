@@ -131,6 +131,12 @@ impl Vectors {
         !fresh && self.lock_requested().insert(scope.to_owned())
     }
 
+    /// Undoes [`Self::wants_refresh`] when the refresh could not be queued, so a later turn
+    /// asks again.
+    pub fn refresh_not_queued(&self, scope: &str) {
+        self.lock_requested().remove(scope);
+    }
+
     /// The units of `scope` closest to `query`, or `None` (retrieve lexically) when the
     /// scope has no index yet, its model is not the query's, or the query did not embed in
     /// time.
