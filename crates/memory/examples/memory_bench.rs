@@ -1,23 +1,39 @@
 //! Memory retrieval latency at scale:
-//! `cargo run --release -p metaclaw-memory --example memory_bench [-- UNITS [QUERIES]]`.
+//! `cargo run --release -p metaclaw-memory --example memory_bench [-- UNITS [QUERIES [TURNS]]]`.
 //!
 //! Creates a temporary database with `Store::open`, inserts UNITS (default 100,000) realistic
 //! units into one scope through `db::insert` (one transaction per unit, as extraction does;
 //! mixed kinds, a few pinned, about 3% Chinese), then runs QUERIES (default 2,000) realistic
 //! retrieval queries (short questions, long pasted messages, Chinese, queries matching
 //! nothing) on a read-only connection. Prints insert throughput, database size per 10,000
-//! units, and p50/p99/max of `search`, `pinned` and the whole `retrieve_for_prompt`.
+//! units, and p50/p99/max of `search`, `pinned` and the whole `retrieve_for_prompt` (also
+//! per query class).
+//!
+//! Then extraction throughput: TURNS (default 2,000) generated conversation turns, in
+//! sessions of 8, go through the background path the engine runs without an extraction
+//! model (`extract_rules` and the working summary, `reconcile_batch` against the fact-key
+//! and full-text neighbours of each candidate, then the writes of `apply`), on a copy of
+//! the database so the 100,000 units stay untouched. Prints turns/s and candidates/s.
+//!
 //! Set `METACLAW_BENCH_KEEP=1` to keep the database for inspection, and
 //! `METACLAW_BENCH_DB=/path/metaclaw.db` to build it there once and reuse it on later runs.
+//! `METACLAW_BENCH_DUMP=/path/out.txt` writes every query's hits (ids, scores, matched
+//! terms, reasons) and rendered block, to check that a speed-up changed no result.
 #![allow(clippy::print_stdout)]
 
 use std::error::Error;
 use std::time::{Duration, Instant};
 
+use std::fmt::Write as _;
+
+use metaclaw_memory::db::UnitPatch;
+use metaclaw_memory::extract::{self, TurnText};
 use metaclaw_memory::{
-    Kind, NewUnit, RetrievalPolicy, SearchQuery, Source, db, pinned, retrieve_for_prompt, search,
+    Candidate, Decision, Kind, MemoryUnit, NewUnit, RetrievalPolicy, SearchQuery, Source, db,
+    pinned, reconcile_batch, retrieve_for_prompt, search,
 };
 use metaclaw_store::Store;
+use rusqlite::Connection;
 
 const SCOPE: &str = "default";
 /// The memory part of the default shared injection budget.
@@ -590,6 +606,9 @@ fn main() -> Result<(), Box<dyn Error>> {
         .transpose()?
         .unwrap_or(100_000);
     let queries: usize = args.next().map(|a| a.parse()).transpose()?.unwrap_or(2_000);
+    let turns: usize = args.next().map(|a| a.parse()).transpose()?.unwrap_or(2_000);
+    let dump_path = std::env::var_os("METACLAW_BENCH_DUMP").map(std::path::PathBuf::from);
+    let mut dump = String::new();
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     // METACLAW_BENCH_DB=path reuses a database built by an earlier run (and keeps it).
     let reuse = std::env::var_os("METACLAW_BENCH_DB").map(std::path::PathBuf::from);
@@ -624,15 +643,27 @@ fn main() -> Result<(), Box<dyn Error>> {
             include_inactive: false,
         };
         let t = Instant::now();
-        search(conn, &q, &policy, NOW)?;
+        let hits = search(conn, &q, &policy, NOW)?;
         t_search.push(t.elapsed());
         let t = Instant::now();
         pinned(conn, SCOPE, policy.max_pinned, NOW)?;
         t_pinned.push(t.elapsed());
         let t = Instant::now();
         let block = retrieve_for_prompt(conn, SCOPE, text, BUDGET_TOKENS, &policy, NOW)?;
-        t_all.push(t.elapsed());
-        by_class[class(i)].push(t.elapsed());
+        let elapsed = t.elapsed();
+        t_all.push(elapsed);
+        by_class[class(i)].push(elapsed);
+        if dump_path.is_some() {
+            writeln!(dump, "# query {i}")?;
+            for h in &hits {
+                writeln!(
+                    dump,
+                    "{} {:.6} {:?} {}",
+                    h.unit.id, h.score, h.matched_terms, h.reason
+                )?;
+            }
+            writeln!(dump, "{}", block.as_ref().map_or("", |b| b.text.as_str()))?;
+        }
         if let Some(b) = block {
             injected += b.ids.len();
             tokens += b.tokens;
@@ -658,6 +689,13 @@ fn main() -> Result<(), Box<dyn Error>> {
         report(name, times);
     }
     drop(store);
+    if let Some(p) = &dump_path {
+        std::fs::write(p, &dump)?;
+        println!("dumped                 {}", p.display());
+    }
+    if turns > 0 {
+        extraction(&path, &dir, turns)?;
+    }
     if reuse.is_none() && std::env::var_os("METACLAW_BENCH_KEEP").is_none() {
         std::fs::remove_dir_all(&dir)?;
     } else {
@@ -672,4 +710,208 @@ fn tempfile_dir() -> std::io::Result<std::path::PathBuf> {
     let dir = std::env::temp_dir().join(format!("metaclaw-memory-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     Ok(dir)
+}
+
+/// Turns per extraction: the engine extracts a session's new turns in one go.
+const SESSION_TURNS: usize = 8;
+/// As the engine's extraction: units shown to a model (read even by the rules path),
+/// neighbours per candidate, and the actor of the writes.
+const KNOWN: u32 = 40;
+const SIMILAR: usize = 5;
+const ACTOR: &str = "extractor";
+
+/// What users say that the rules turn into memories; the rest of a turn is questions and
+/// pasted text, which yield nothing.
+const STATEMENTS: &[&str] = &[
+    "I prefer {lang} for the {service} scripts.",
+    "Always run the {tool} checks before touching {topic} in {service}.",
+    "We use {tool} for {topic} in {service}.",
+    "Remember that {person} owns the {service} {topic}.",
+    "From now on, write {lang} examples for {service}.",
+    "Never deploy {service} to {env} without asking {person}.",
+    "My preference is {n} spaces in {lang} files.",
+    "ok, we are using {tool} with {n} replicas for {service} now.",
+    "我们使用 {tool} 部署 {service} 服务。",
+    "Keep in mind that {service} {topic} go through {tool}.",
+];
+
+/// A user message: a question, sometimes preceded by a statement or followed by a log.
+fn turn_text(rng: &mut Rng, i: usize) -> String {
+    let mut s = String::new();
+    if i.is_multiple_of(2) {
+        let statement = rng.pick(STATEMENTS);
+        s.push_str(&fill(rng, statement));
+        s.push(' ');
+    }
+    let q = rng.pick(QUESTIONS);
+    s.push_str(&fill(rng, q));
+    if i % 10 == 3 {
+        s.push_str("\n```\n");
+        for _ in 0..20 {
+            s.push_str(&fill(
+                rng,
+                "{service}::{topic} {tool} exited with code {n}\n",
+            ));
+        }
+        s.push_str("```\n");
+    }
+    s
+}
+
+/// What `apply` did, summed.
+#[derive(Default)]
+struct Applied {
+    added: usize,
+    updated: usize,
+    superseded: usize,
+    ignored: usize,
+}
+
+/// Extraction throughput against the built scope, on a copy of the database.
+fn extraction(
+    path: &std::path::Path,
+    dir: &std::path::Path,
+    turns: usize,
+) -> Result<(), Box<dyn Error>> {
+    let copy = dir.join("metaclaw-extraction.db");
+    std::fs::copy(path, &copy)?;
+    let result = extraction_on(&copy, turns);
+    for suffix in ["", "-wal", "-shm"] {
+        let mut p = copy.clone().into_os_string();
+        p.push(suffix);
+        let _ = std::fs::remove_file(p);
+    }
+    result
+}
+
+fn extraction_on(path: &std::path::Path, turns: usize) -> Result<(), Box<dyn Error>> {
+    let mut rng = Rng(0xD1B5_4A32_D192_ED03);
+    let all: Vec<TurnText> = (0..turns)
+        .map(|i| TurnText {
+            user: turn_text(&mut rng, i),
+            assistant: "Sure — here is how to do that, step by step.".into(),
+            session_id: format!("bench-session-{}", i / SESSION_TURNS),
+            turn_index: (i % SESSION_TURNS) as u64,
+        })
+        .collect();
+    let mut store = Store::open(path)?;
+    let mut applied = Applied::default();
+    let mut candidates = 0usize;
+    let mut per_session = Vec::new();
+    let started = Instant::now();
+    for (n, session) in all.chunks(SESSION_TURNS).enumerate() {
+        let t = Instant::now();
+        let now = NOW + n as i64 * 60_000;
+        let session_id = session[0].session_id.clone();
+        // The engine reads these for the extraction model's prompt whatever the extractor.
+        db::active_in_scope(store.connection(), SCOPE, None, KNOWN)?;
+        let mut found = extract::extract_rules(session);
+        if let Some(summary) = extract::working_summary(session) {
+            found.push(summary);
+        }
+        candidates += found.len();
+        let decisions = {
+            let conn = store.connection();
+            reconcile_batch(found, |c| similar(conn, c, now))
+        };
+        apply(
+            store.connection_mut(),
+            decisions,
+            &session_id,
+            now,
+            &mut applied,
+        )?;
+        let through = session.last().map_or(0, |t| t.turn_index);
+        store.state_set(
+            &format!("memory.extracted_through.{session_id}"),
+            &through.to_string(),
+        )?;
+        per_session.push(t.elapsed());
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    println!(
+        "extraction             {:.0} turns/s, {:.0} candidates/s  ({turns} turns in sessions of {SESSION_TURNS}, {candidates} candidates: {} added, {} updated, {} superseded, {} ignored)",
+        turns as f64 / elapsed,
+        candidates as f64 / elapsed,
+        applied.added,
+        applied.updated,
+        applied.superseded,
+        applied.ignored,
+    );
+    report("  per session", per_session);
+    Ok(())
+}
+
+/// The engine's `similar`: units holding the candidate's slot, then its full-text
+/// neighbours of the same kind. A failure only narrows the comparison, as there.
+fn similar(conn: &Connection, c: &Candidate, now_ms: i64) -> Vec<MemoryUnit> {
+    let mut units = match &c.fact_key {
+        Some(key) => db::by_fact_key(conn, SCOPE, key).unwrap_or_default(),
+        None => Vec::new(),
+    };
+    let q = SearchQuery {
+        scope: SCOPE.into(),
+        text: c.content.clone(),
+        kinds: vec![c.kind],
+        limit: SIMILAR,
+        include_inactive: false,
+    };
+    for hit in search(conn, &q, &RetrievalPolicy::default(), now_ms).unwrap_or_default() {
+        if !units.iter().any(|u| u.id == hit.unit.id) {
+            units.push(hit.unit);
+        }
+    }
+    units
+}
+
+/// The engine's `apply`: every decision as the same database changes.
+fn apply(
+    conn: &mut Connection,
+    decisions: Vec<(Candidate, Decision)>,
+    session: &str,
+    now_ms: i64,
+    out: &mut Applied,
+) -> Result<(), Box<dyn Error>> {
+    for (c, decision) in decisions {
+        match decision {
+            Decision::Ignore { .. } => out.ignored += 1,
+            Decision::Add | Decision::AddBesidePinned { .. } => {
+                db::insert(conn, &extracted(&c, session), ACTOR, now_ms)?;
+                out.added += 1;
+            }
+            Decision::Supersede { old_id } => {
+                let unit = db::insert(conn, &extracted(&c, session), ACTOR, now_ms)?;
+                db::supersede(conn, &old_id, &unit.id, ACTOR, now_ms)?;
+                out.superseded += 1;
+            }
+            Decision::Update { id, content } => {
+                let patch = UnitPatch {
+                    content: Some(content),
+                    ..UnitPatch::default()
+                };
+                db::update(conn, &id, &patch, ACTOR, now_ms, None)?;
+                out.updated += 1;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn extracted(c: &Candidate, session: &str) -> NewUnit {
+    NewUnit {
+        scope: SCOPE.into(),
+        kind: c.kind,
+        content: c.content.clone(),
+        summary: String::new(),
+        fact_key: c.fact_key.clone(),
+        importance: c.importance,
+        confidence: c.confidence,
+        pinned: false,
+        source: Source::Rules,
+        source_session: Some(session.into()),
+        source_turn: c.source_turn,
+        tags: c.tags.clone(),
+        entities: Vec::new(),
+        expires_ms: None,
+    }
 }

@@ -40,10 +40,13 @@ pub fn by_fact_key(
     scope: &str,
     fact_key: &str,
 ) -> Result<Vec<MemoryUnit>, MemoryError> {
+    // `+updated_ms`: without it SQLite walks the (scope, updated_ms) index to skip the sort,
+    // reading every unit of the scope; a slot holds a handful of units, so the (scope,
+    // fact_key) index and a tiny sort are far cheaper.
     let sql = format!(
         "SELECT {COLUMNS} FROM memory_units
          WHERE scope = ?1 AND fact_key = ?2 AND status = 'active'
-         ORDER BY updated_ms DESC, rowid DESC"
+         ORDER BY +updated_ms DESC, rowid DESC"
     );
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map(params![scope, fact_key], unit_from_row)?;

@@ -171,7 +171,7 @@ fn fetch(
     now_ms: i64,
     out: &mut HashMap<String, Row>,
 ) -> rusqlite::Result<()> {
-    let (cond, filter_params) = filters(q, now_ms, 3);
+    let (cond, filter_params) = filters(q, now_ms, 2);
     let order = if ranked {
         format!("bm25({table}), m.id")
     } else {
@@ -183,13 +183,12 @@ fn fetch(
              SELECT m.rowid AS picked
              FROM {table} CROSS JOIN memory_units m ON m.rowid = {table}.rowid
              WHERE {table} MATCH ?1{cond}
-             ORDER BY {order} LIMIT ?2
+             ORDER BY {order} LIMIT {pool}
          ) CROSS JOIN memory_units m ON m.rowid = picked"
     );
-    let mut params = vec![
-        Value::Text(expr.to_owned()),
-        Value::Integer(i64::try_from(pool).unwrap_or(i64::MAX)),
-    ];
+    // `pool` is written into the SQL rather than bound: a bound `LIMIT ?` makes SQLite
+    // re-prepare the statement on every execution. It takes few distinct values.
+    let mut params = vec![Value::Text(expr.to_owned())];
     params.extend(filter_params);
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map(rusqlite::params_from_iter(params), read_row)?;
