@@ -9,6 +9,7 @@ pub mod llm;
 pub mod logging;
 pub mod memory;
 pub mod paths;
+pub mod providers;
 pub mod recorder;
 pub mod run;
 pub mod runfiles;

@@ -3,6 +3,7 @@
 
 mod memory;
 mod memory_policy;
+mod providers;
 mod routes;
 mod skills;
 mod status;

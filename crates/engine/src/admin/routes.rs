@@ -54,6 +54,7 @@ pub fn router(state: Arc<AdminState>) -> Router {
         .merge(skills::router())
         .merge(memory::router())
         .merge(memory_policy::router())
+        .merge(super::providers::router())
         .route_layer(middleware::from_fn_with_state(state.clone(), require_token))
         .with_state(state)
 }
