@@ -6,14 +6,21 @@
 
 pub mod adapter;
 pub mod adapters;
+pub mod backup;
 pub mod doc;
+pub mod driver;
 pub mod env;
 pub mod error;
 pub mod formats;
 pub mod target;
+pub mod verify;
 
 pub use adapter::{Adapter, Edit};
 pub use doc::{Doc, Format};
+pub use driver::{
+    Change, Connected, Disconnected, Preview, Restart, Status, connect, disconnect, preview, status,
+};
 pub use env::{CommandOutput, Env, Runner, SystemRunner};
 pub use error::ClawError;
 pub use target::{Endpoint, Protocol, Target};
+pub use verify::{VerifyError, Verified, verify};
