@@ -80,6 +80,7 @@ pub fn gather(
     pool: usize,
     now_ms: i64,
 ) -> rusqlite::Result<HashMap<String, Row>> {
+    super::stats::stable_plans(conn)?;
     let mut out = HashMap::new();
     for (table, cjk) in [("memory_fts", false), ("memory_fts_cjk", true)] {
         let mut items: Vec<(&str, u64)> = terms
@@ -148,13 +149,12 @@ pub(super) fn filters(q: &SearchQuery, now_ms: i64, first: usize) -> (String, Ve
         params.push(Value::Integer(now_ms));
     }
     if !q.kinds.is_empty() {
-        // Kind names are fixed identifiers, never user text.
-        let names: Vec<String> = q
-            .kinds
-            .iter()
-            .map(|k| format!("'{}'", k.as_str()))
-            .collect();
-        sql.push_str(&format!(" AND m.kind IN ({})", names.join(", ")));
+        // Bound rather than written in, so every one-kind search (reconciliation runs one per
+        // candidate) shares one cached statement instead of one per kind.
+        let at = first + params.len();
+        let slots: Vec<String> = (at..at + q.kinds.len()).map(|i| format!("?{i}")).collect();
+        sql.push_str(&format!(" AND m.kind IN ({})", slots.join(", ")));
+        params.extend(q.kinds.iter().map(|k| Value::Text(k.as_str().to_owned())));
     }
     (sql, params)
 }
@@ -171,7 +171,7 @@ fn fetch(
     now_ms: i64,
     out: &mut HashMap<String, Row>,
 ) -> rusqlite::Result<()> {
-    let (cond, filter_params) = filters(q, now_ms, 2);
+    let (cond, filter_params) = filters(q, now_ms, 3);
     let order = if ranked {
         format!("bm25({table}), m.id")
     } else {
@@ -183,12 +183,15 @@ fn fetch(
              SELECT m.rowid AS picked
              FROM {table} CROSS JOIN memory_units m ON m.rowid = {table}.rowid
              WHERE {table} MATCH ?1{cond}
-             ORDER BY {order} LIMIT {pool}
+             ORDER BY {order} LIMIT ?2
          ) CROSS JOIN memory_units m ON m.rowid = picked"
     );
-    // `pool` is written into the SQL rather than bound: a bound `LIMIT ?` makes SQLite
-    // re-prepare the statement on every execution. It takes few distinct values.
-    let mut params = vec![Value::Text(expr.to_owned())];
+    // A bound `LIMIT ?` would make SQLite re-prepare the statement on every run, but not
+    // under the planner stability guarantee `gather` turns on.
+    let mut params = vec![
+        Value::Text(expr.to_owned()),
+        Value::Integer(i64::try_from(pool).unwrap_or(i64::MAX)),
+    ];
     params.extend(filter_params);
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map(rusqlite::params_from_iter(params), read_row)?;

@@ -46,7 +46,7 @@ pub fn lookup(conn: &Connection, terms: &[Term]) -> rusqlite::Result<(Vec<TermSt
 /// the plan — and FTS5's own segment lookup (`… WHERE segid=? AND term<=?`) qualifies
 /// whenever the segment id crosses 1, so nearly every term lookup was re-prepared, a
 /// quarter of a long message's search time. Plans here never depend on parameter values.
-fn stable_plans(conn: &Connection) -> rusqlite::Result<()> {
+pub(super) fn stable_plans(conn: &Connection) -> rusqlite::Result<()> {
     conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
     Ok(())
 }
