@@ -1,4 +1,4 @@
-//! `none`: placeholder until its adapter lands.
+//! `none`: no agent to edit; MetaClaw only says how to point a client at the proxy.
 
 use std::path::PathBuf;
 
@@ -27,15 +27,27 @@ impl Adapter for NoAgent {
         Ok(None)
     }
 
+    /// Never used: there is no file.
     fn format(&self) -> Format {
         Format::Json5
     }
 
     fn edits(&self, _doc: &dyn Doc, _target: &Target) -> Result<Vec<Edit>, String> {
-        Err("the none adapter is not built yet".into())
+        Ok(Vec::new())
     }
 
     fn read_back(&self, _doc: &dyn Doc) -> Option<Endpoint> {
         None
+    }
+
+    /// The manual wiring. Bases only: the key is named, never printed, since notes end up
+    /// on screens and in logs.
+    fn notes(&self) -> Vec<String> {
+        vec![
+            "No agent is configured: point your client at MetaClaw yourself.".into(),
+            "OpenAI-compatible clients: base URL http://127.0.0.1:<port>/v1 (the proxy port, 30000 by default), model id from `metaclaw config get llm.model_id` (else metaclaw-model).".into(),
+            "Anthropic-style clients: ANTHROPIC_BASE_URL=http://127.0.0.1:<port> (no /v1).".into(),
+            "API key: the proxy key from `metaclaw config get proxy.api_key`.".into(),
+        ]
     }
 }
