@@ -161,6 +161,7 @@ async fn resolve(state: &AdminState, req: TestRequest) -> Result<Target, Resolve
         }
     }
     Ok(Target {
+        key_check: providers::key_check_path(&api_base),
         api_base,
         api,
         model,

@@ -3,12 +3,14 @@
 
 mod presets;
 mod probe;
+mod text;
 
 pub use presets::{PRESETS, Preset, PresetView, attribution_headers, configured, find, same_base};
 pub use probe::{
-    Check, Connected, ErrorKind, MODELS_CAP, PROBE_TIMEOUT, ProbeError, Report, Target, host_of,
-    probe, test_connection,
+    Check, Connected, ErrorKind, MODELS_CAP, PROBE_TIMEOUT, ProbeError, Report, Target,
+    key_check_path, probe, test_connection,
 };
+pub use text::host_of;
 
 #[cfg(test)]
 mod probe_tests;

@@ -4,12 +4,12 @@
 //! Error texts name the host only. The key never appears in them: it is held as a
 //! [`Secret`], sent only in a header, and masked out of anything the provider echoes.
 
-use std::error::Error as _;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use super::text::{causes, host_of, provider_message, sample};
 use crate::config::LlmApi;
 use crate::secrets::Secret;
 
@@ -17,10 +17,6 @@ use crate::secrets::Secret;
 pub const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Model ids returned with a result; providers like OpenRouter list hundreds.
 pub const MODELS_CAP: usize = 50;
-/// Model ids named in a "not offered" sentence.
-const MODELS_IN_SENTENCE: usize = 10;
-/// Provider messages are cut to this many characters.
-const MESSAGE_LIMIT: usize = 300;
 const ANTHROPIC_VERSION: &str = "2023-06-01";
 
 /// What to test. `Debug` shows the key as `Secret(****)`.
@@ -34,6 +30,9 @@ pub struct Target {
     pub model: String,
     pub api_key: Option<Secret>,
     pub extra_headers: Vec<(String, String)>,
+    /// A path under the base that answers only with a valid key, checked first where the
+    /// model list is public (see [`key_check_path`]).
+    pub key_check: Option<String>,
     pub timeout: Duration,
 }
 
@@ -143,6 +142,14 @@ struct Answer {
 
 impl Probe<'_> {
     async fn run(&self) -> Result<Connected, ProbeError> {
+        if let Some(path) = &self.target.key_check {
+            let answer = self
+                .send(reqwest::Method::GET, &self.url(path), None)
+                .await?;
+            if matches!(answer.status, 401 | 403) {
+                return Err(self.refused(&answer, false));
+            }
+        }
         let listed = self
             .send(reqwest::Method::GET, &self.models_url(), None)
             .await?;
@@ -231,8 +238,9 @@ impl Probe<'_> {
     /// A non-2xx answer as an error: `auth` for 401/403, `other` otherwise.
     fn refused(&self, answer: &Answer, completion: bool) -> ProbeError {
         let (status, host, said) = (answer.status, &self.host, &answer.message);
+        let no_key = (self.target.api_key.as_ref()).is_none_or(|k| k.expose().is_empty());
         let (kind, message) = match status {
-            401 | 403 if self.target.api_key.is_none() => (
+            401 | 403 if no_key => (
                 ErrorKind::Auth,
                 format!("the provider wants an API key (HTTP {status} from {host}): {said}"),
             ),
@@ -369,72 +377,8 @@ fn is_model_error(answer: &Answer) -> bool {
     code == "model_not_found" || answer.message.to_ascii_lowercase().contains("model")
 }
 
-/// Up to [`MODELS_IN_SENTENCE`] ids, and how many more there are.
-fn sample(ids: &[String]) -> String {
-    if ids.is_empty() {
-        return "none listed".into();
-    }
-    let shown = ids
-        .iter()
-        .take(MODELS_IN_SENTENCE)
-        .map(String::as_str)
-        .collect::<Vec<_>>()
-        .join(", ");
-    match ids.len().saturating_sub(MODELS_IN_SENTENCE) {
-        0 => shown,
-        more => format!("{shown} … ({more} more)"),
-    }
-}
-
-/// `error.message` (both protocols), else the raw body; the key masked in case the provider
-/// echoes it, cut to [`MESSAGE_LIMIT`] characters.
-fn provider_message(body: &Value, bytes: &[u8], key: Option<&str>) -> String {
-    let message = body
-        .pointer("/error/message")
-        .or_else(|| body.get("message"))
-        .and_then(Value::as_str)
-        .map(str::to_owned)
-        .unwrap_or_else(|| String::from_utf8_lossy(bytes).trim().to_owned());
-    let message = match key {
-        Some(k) => message.replace(k, "****"),
-        None => message,
-    };
-    if message.is_empty() {
-        return "(no error message)".into();
-    }
-    let mut chars = message.chars();
-    let cut: String = chars.by_ref().take(MESSAGE_LIMIT).collect();
-    if chars.next().is_some() {
-        format!("{cut}…")
-    } else {
-        cut
-    }
-}
-
-/// A transport error's causes, without the URL reqwest puts in its own text.
-fn causes(err: reqwest::Error) -> String {
-    let err = err.without_url();
-    let mut parts = vec![err.to_string()];
-    let mut source = err.source();
-    while let Some(e) = source {
-        let text = e.to_string();
-        if !parts.iter().any(|p| p.contains(&text)) {
-            parts.push(text);
-        }
-        source = e.source();
-    }
-    parts.join(": ")
-}
-
-/// `host[:port]` of an http(s) URL; `None` for anything else.
-pub fn host_of(url: &str) -> Option<String> {
-    let url = reqwest::Url::parse(url.trim()).ok()?;
-    if !matches!(url.scheme(), "http" | "https") {
-        return None;
-    }
-    let host = url.host_str()?;
-    Some(match url.port() {
-        Some(p) => format!("{host}:{p}"),
-        None => host.to_owned(),
-    })
+/// Where a key is checked before the model list: OpenRouter lists its models to anyone, so
+/// the list alone would pass a wrong key. Its `/key` describes the key presented.
+pub fn key_check_path(api_base: &str) -> Option<String> {
+    api_base.contains("openrouter.ai").then(|| "key".to_owned())
 }

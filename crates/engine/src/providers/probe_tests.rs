@@ -90,6 +90,18 @@ async fn broken() -> Response {
     status(500, json!({"error": {"message": "upstream exploded"}}))
 }
 
+/// OpenRouter's shape: the list needs no key, `/key` does.
+async fn public_models() -> Response {
+    Json(json!({"data": [{"id": "fake-model"}]})).into_response()
+}
+
+async fn key_info(headers: HeaderMap) -> Response {
+    if let Some(r) = refusal(&headers) {
+        return r;
+    }
+    Json(json!({"data": {"label": "sk-good…"}})).into_response()
+}
+
 async fn fake_provider() -> String {
     let app = Router::new()
         .route("/v1/models", get(models))
@@ -97,7 +109,9 @@ async fn fake_provider() -> String {
         .route("/v1/messages", post(completion))
         .route("/nolist/v1/chat/completions", post(completion))
         .route("/slow/v1/models", get(slow))
-        .route("/broken/v1/models", get(broken));
+        .route("/broken/v1/models", get(broken))
+        .route("/public/v1/models", get(public_models))
+        .route("/public/v1/key", get(key_info));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await });
@@ -111,6 +125,7 @@ fn target(base: String, api: LlmApi, model: &str, key: Option<&str>) -> Target {
         model: model.into(),
         api_key: key.map(Secret::new),
         extra_headers: Vec::new(),
+        key_check: None,
         timeout: Duration::from_secs(2),
     }
 }
@@ -361,4 +376,22 @@ async fn a_slow_server_or_a_closed_port_is_a_network_error_in_bounded_time() {
     ))
     .await);
     assert_eq!(e.kind, ErrorKind::Other);
+}
+
+#[tokio::test]
+async fn a_public_model_list_does_not_pass_a_wrong_key() {
+    let base = fake_provider().await;
+    let public = format!("{base}/public/v1");
+    let mut t = target(public, LlmApi::Openai, "fake-model", Some(BAD_KEY));
+    assert!(run(&t).await.is_ok(), "the list alone cannot tell");
+    t.key_check = Some("key".into());
+    let e = err(run(&t).await);
+    assert_eq!(e.kind, ErrorKind::Auth);
+    t.api_key = Some(Secret::new(GOOD_KEY));
+    assert_eq!(run(&t).await.unwrap().model_listed, Some(true));
+    assert_eq!(
+        key_check_path("https://openrouter.ai/api/v1").as_deref(),
+        Some("key")
+    );
+    assert_eq!(key_check_path("https://api.openai.com/v1"), None);
 }
