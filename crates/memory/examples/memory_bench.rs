@@ -774,12 +774,19 @@ fn extraction(
     turns: usize,
 ) -> Result<(), Box<dyn Error>> {
     let copy = dir.join("metaclaw-extraction.db");
+    let with = |p: &std::path::Path, suffix: &str| {
+        let mut p = p.as_os_str().to_owned();
+        p.push(suffix);
+        std::path::PathBuf::from(p)
+    };
     std::fs::copy(path, &copy)?;
+    // Nothing writes the source now, so its file and log make a consistent snapshot.
+    if with(path, "-wal").exists() {
+        std::fs::copy(with(path, "-wal"), with(&copy, "-wal"))?;
+    }
     let result = extraction_on(&copy, turns);
     for suffix in ["", "-wal", "-shm"] {
-        let mut p = copy.clone().into_os_string();
-        p.push(suffix);
-        let _ = std::fs::remove_file(p);
+        let _ = std::fs::remove_file(with(&copy, suffix));
     }
     result
 }

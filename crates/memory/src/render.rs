@@ -57,9 +57,9 @@ pub fn render_memories(
         (budget_tokens as f64 * f64::from(policy.pinned_share.clamp(0.0, 1.0))).floor() as usize;
     let mut pinned_used = 0;
     for unit in pinned.iter().take(policy.max_pinned) {
-        if let Some(cost) = sel.cost(unit)
+        if let Some((cost, text)) = sel.cost(unit)
             && pinned_used + cost <= pinned_cap
-            && sel.take(unit, cost)
+            && sel.take(unit, cost, text)
         {
             pinned_used += cost;
         }
@@ -70,8 +70,8 @@ pub fn render_memories(
         if from_hits >= policy.max_units {
             break;
         }
-        if let Some(cost) = sel.cost(&hit.unit)
-            && sel.take(&hit.unit, cost)
+        if let Some((cost, text)) = sel.cost(&hit.unit)
+            && sel.take(&hit.unit, cost, text)
         {
             from_hits += 1;
         }
@@ -101,8 +101,8 @@ impl<'a> Selection<'a> {
     }
 
     /// What adding `unit` would cost (its bullet, and its group's title when the group is
-    /// new); `None` when it is already in or has nothing to show.
-    fn cost(&self, unit: &MemoryUnit) -> Option<usize> {
+    /// new), with its bullet text; `None` when it is already in or has nothing to show.
+    fn cost(&self, unit: &MemoryUnit) -> Option<(usize, String)> {
         if self.ids.contains(unit.id.as_str()) {
             return None;
         }
@@ -111,17 +111,14 @@ impl<'a> Selection<'a> {
         if !self.groups.contains(&unit.kind) {
             cost += estimate_tokens(&group_heading(unit.kind));
         }
-        Some(cost)
+        Some((cost, text))
     }
 
-    /// Adds `unit` when `cost` fits in what is left.
-    fn take(&mut self, unit: &'a MemoryUnit, cost: usize) -> bool {
+    /// Adds `unit` (as `text`, from `cost`) when `cost` fits in what is left.
+    fn take(&mut self, unit: &'a MemoryUnit, cost: usize, text: String) -> bool {
         if self.used + cost > self.budget {
             return false;
         }
-        let Some(text) = bullet_text(unit) else {
-            return false;
-        };
         self.used += cost;
         self.ids.insert(unit.id.as_str());
         self.groups.insert(unit.kind);
