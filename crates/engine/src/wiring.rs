@@ -98,17 +98,12 @@ fn extra_headers(config: &Config) -> Vec<(String, String)> {
         .iter()
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
-    let is_openrouter = config.llm.api_base.contains("openrouter.ai");
-    if is_openrouter && !out.iter().any(|(k, _)| k.eq_ignore_ascii_case("x-title")) {
-        let title = if config.openrouter.app_name.is_empty() {
-            "MetaClaw".to_string()
-        } else {
-            config.openrouter.app_name.clone()
-        };
-        out.push(("X-Title".into(), title));
-        if !config.openrouter.app_url.is_empty() {
-            out.push(("HTTP-Referer".into(), config.openrouter.app_url.clone()));
-        }
+    // The user's own X-Title wins over the attribution default.
+    if !out.iter().any(|(k, _)| k.eq_ignore_ascii_case("x-title")) {
+        out.extend(crate::providers::attribution_headers(
+            &config.llm.api_base,
+            &config.openrouter,
+        ));
     }
     out
 }
