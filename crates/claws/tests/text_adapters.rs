@@ -88,7 +88,7 @@ fn env_with(home: &Path, vars: &[(&str, &str)]) -> Env {
 // ---- zeroclaw ----
 
 #[test]
-fn zeroclaw_sets_top_level_keys_before_the_first_table() {
+fn zeroclaw_selects_a_custom_provider_at_the_top_level() {
     let a = adapter("zeroclaw");
     assert_eq!(a.format(), Format::Toml);
     assert_eq!(a.binary(), Some("zeroclaw"));
@@ -96,13 +96,16 @@ fn zeroclaw_sets_top_level_keys_before_the_first_table() {
     let out = connect(&*a, &original, &target());
 
     let d = reopen(&*a, &out);
-    assert_eq!(d.get(&["provider"]), Some(json!("openai-compatible")));
-    assert_eq!(d.get(&["model"]), Some(json!("metaclaw-model")));
-    assert_eq!(d.get(&["api_key"]), Some(json!("mc-proxy-key")));
     assert_eq!(
-        d.get(&["base_url"]),
-        Some(json!("http://127.0.0.1:30000/v1"))
+        d.get(&["default_provider"]),
+        Some(json!("custom:http://127.0.0.1:30000/v1"))
     );
+    assert_eq!(d.get(&["default_model"]), Some(json!("metaclaw-model")));
+    assert_eq!(d.get(&["api_key"]), Some(json!("mc-proxy-key")));
+    // Neither the alias nor the Python version's ignored keys are added.
+    for absent in ["model", "model_provider", "provider", "base_url"] {
+        assert_eq!(d.get(&[absent]), None, "{absent}");
+    }
     // The old line patcher rewrote these, or appended into the last table.
     assert_eq!(
         d.get(&["providers", "ollama"]),
@@ -112,19 +115,17 @@ fn zeroclaw_sets_top_level_keys_before_the_first_table() {
         d.get(&["channels_config", "telegram"]),
         Some(json!({"bot_token": "123456:telegram-token", "allowed_users": ["alice"]}))
     );
-    let first_table = out.find("\n[").unwrap();
-    for key in ["provider = ", "\nmodel = ", "base_url = \"http://127.0.0.1"] {
-        assert!(
-            out.find(key).unwrap() < first_table,
-            "{key} after a table:\n{out}"
-        );
-    }
-    // The user's key is replaced in place, its comment kept.
+    // Values change in place, comments kept; everything else is as it was.
     assert!(
         out.contains("api_key = \"mc-proxy-key\"   # OpenRouter\n"),
         "{out}"
     );
-    keeps_other_lines(&original, &out, &["api_key = \"sk-or"]);
+    assert!(out.contains("default_provider = \"custom:http://127.0.0.1:30000/v1\"\ndefault_model = \"metaclaw-model\"\n"), "{out}");
+    keeps_other_lines(
+        &original,
+        &out,
+        &["api_key = \"sk-or", "default_provider", "default_model"],
+    );
 
     assert_eq!(
         a.read_back(&*d),
@@ -140,6 +141,26 @@ fn zeroclaw_sets_top_level_keys_before_the_first_table() {
         out,
         "second connect changed the file"
     );
+}
+
+#[test]
+fn zeroclaw_keeps_to_the_alias_a_config_uses() {
+    let a = adapter("zeroclaw");
+    let original = "# hand-written\nmodel_provider = \"ollama\"\nmodel = \"llama3.2\"\n\n[gateway]\nport = 3000\n";
+    let out = connect(&*a, original, &target());
+    assert_eq!(
+        out,
+        "# hand-written\nmodel_provider = \"custom:http://127.0.0.1:30000/v1\"\nmodel = \"metaclaw-model\"\napi_key = \"mc-proxy-key\"\n\n[gateway]\nport = 3000\n"
+    );
+    assert_eq!(
+        a.read_back(&*reopen(&*a, &out)),
+        Some(openai(
+            "http://127.0.0.1:30000/v1",
+            "mc-proxy-key",
+            "metaclaw-model"
+        ))
+    );
+    assert_eq!(connect(&*a, &out, &target()), out);
 }
 
 #[test]
@@ -163,8 +184,9 @@ fn zeroclaw_paths_restart_and_errors() {
     assert_eq!(a.read_back(&*reopen(&*a, "")), None);
     assert_eq!(
         connect(&*a, "", &target()),
-        "provider = \"openai-compatible\"\nmodel = \"metaclaw-model\"\napi_key = \"mc-proxy-key\"\nbase_url = \"http://127.0.0.1:30000/v1\"\n"
+        "default_provider = \"custom:http://127.0.0.1:30000/v1\"\ndefault_model = \"metaclaw-model\"\napi_key = \"mc-proxy-key\"\n"
     );
+    assert!(a.notes().join(" ").contains("ZEROCLAW_PROVIDER"));
 }
 
 // ---- hermes ----

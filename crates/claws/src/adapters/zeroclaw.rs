@@ -1,6 +1,11 @@
-//! `zeroclaw`: `~/.zeroclaw/config.toml`, four top-level keys (`provider`, `model`,
-//! `api_key`, `base_url`). The TOML editor puts them before the first `[table]`, where
-//! the old line patcher appended them into whichever table came last.
+//! `zeroclaw`: `~/.zeroclaw/config.toml`. ZeroClaw reaches an OpenAI-compatible endpoint
+//! through `default_provider = "custom:<base>"` (it posts to `<base>/chat/completions`),
+//! with `default_model` and `api_key` at the top level.
+//!
+//! The Python version wrote `provider`, `model` and `base_url` instead: ZeroClaw ignores
+//! the first and last, and `model` is an alias of `default_model`, so a config holding
+//! both no longer loads (duplicate field). Here the key the file already uses (name or
+//! alias) is the one set, and the TOML editor keeps it before the first `[table]`.
 
 use std::path::PathBuf;
 
@@ -14,14 +19,30 @@ use crate::target::{Endpoint, Protocol, Target};
 
 pub struct ZeroClaw;
 
-/// The provider name ZeroClaw gives any OpenAI-compatible endpoint.
-const PROVIDER: &str = "openai-compatible";
+/// ZeroClaw's prefix for an OpenAI-compatible endpoint given by URL.
+const CUSTOM: &str = "custom:";
+/// `(key, serde alias)`: ZeroClaw accepts either, but not both.
+const PROVIDER: (&str, &str) = ("default_provider", "model_provider");
+const MODEL: (&str, &str) = ("default_model", "model");
 
 fn text(doc: &dyn Doc, key: &str) -> Option<String> {
     match doc.get(&[key])? {
         Value::String(s) => Some(s),
         _ => None,
     }
+}
+
+/// The key to write: the canonical one unless the file uses only the alias.
+fn key_in_use(doc: &dyn Doc, (key, alias): (&'static str, &'static str)) -> &'static str {
+    if doc.get(&[key]).is_none() && doc.get(&[alias]).is_some() {
+        alias
+    } else {
+        key
+    }
+}
+
+fn either(doc: &dyn Doc, (key, alias): (&str, &str)) -> Option<String> {
+    text(doc, key).or_else(|| text(doc, alias))
 }
 
 impl Adapter for ZeroClaw {
@@ -45,28 +66,37 @@ impl Adapter for ZeroClaw {
         Format::Toml
     }
 
-    fn edits(&self, _doc: &dyn Doc, target: &Target) -> Result<Vec<Edit>, String> {
+    fn edits(&self, doc: &dyn Doc, target: &Target) -> Result<Vec<Edit>, String> {
         Ok(vec![
-            Edit::set(&["provider"], json!(PROVIDER)),
-            Edit::set(&["model"], json!(target.model)),
+            Edit::set(
+                &[key_in_use(doc, PROVIDER)],
+                json!(format!("{CUSTOM}{}", target.openai_base)),
+            ),
+            Edit::set(&[key_in_use(doc, MODEL)], json!(target.model)),
             Edit::set(&["api_key"], json!(target.api_key)),
-            Edit::set(&["base_url"], json!(target.openai_base)),
         ])
     }
 
     fn read_back(&self, doc: &dyn Doc) -> Option<Endpoint> {
-        if text(doc, "provider")? != PROVIDER {
-            return None;
-        }
+        let provider = either(doc, PROVIDER)?;
+        let base = provider.strip_prefix(CUSTOM)?;
         Some(Endpoint {
             protocol: Protocol::OpenAi,
-            base: text(doc, "base_url")?,
+            base: base.to_owned(),
             api_key: text(doc, "api_key").unwrap_or_default(),
-            model: text(doc, "model")?,
+            model: either(doc, MODEL)?,
         })
     }
 
     fn restart_command(&self, _env: &Env) -> Option<Vec<String>> {
         Some(vec!["zeroclaw".into(), "service".into(), "restart".into()])
+    }
+
+    fn notes(&self) -> Vec<String> {
+        vec![
+            "ZeroClaw lets the environment override config.toml: if its service sets \
+             ZEROCLAW_PROVIDER, ZEROCLAW_API_KEY or API_KEY, unset them so it uses MetaClaw."
+                .to_owned(),
+        ]
     }
 }

@@ -101,7 +101,8 @@ impl Doc for YamlDoc {
         let mut existing_depth = 0;
         for key in parents {
             match cur {
-                Value::Object(map) => match map.get(*key) {
+                // `key:` with nothing after it is an empty section: filled like a missing one.
+                Value::Object(map) => match map.get(*key).filter(|c| !c.is_null()) {
                     Some(child) => {
                         cur = child;
                         existing_depth += 1;
@@ -220,6 +221,9 @@ fn apply(root: &mut Value, path: &[&str], want: Option<&Value>) {
         cur = map
             .entry((*key).to_owned())
             .or_insert_with(|| Value::Object(Map::new()));
+        if cur.is_null() {
+            *cur = Value::Object(Map::new());
+        }
     }
     if let Value::Object(map) = cur {
         match want {
@@ -572,5 +576,52 @@ mod tests {
         assert!(err.0.contains("line"), "{}", err.0);
         assert!(open("a: 1\n\tb: 2\n").is_err());
         assert!(open("a: 1\na: 2\n").is_err());
+    }
+
+    #[test]
+    fn edge_shapes_hermes_configs_come_in() {
+        let item = json!({"name": "metaclaw", "base_url": "http://127.0.0.1:30000/v1"});
+        for text in [
+            "custom_providers: []\nmodel: {}\n",
+            "custom_providers:\nmodel:\n",
+            "custom_providers:\n- name: a\n  base_url: x   # unindented list\nmodel:\n    default: m\n",
+            "model:\n    default: m   # four spaces\ncustom_providers:\n    -   name: a\n        base_url: x\n",
+            "---\nmodel: {default: m, provider: p}\n",
+        ] {
+            let mut d = doc(text);
+            let mut list = match d.get(&["custom_providers"]) {
+                Some(Value::Array(items)) => items,
+                _ => Vec::new(),
+            };
+            list.push(item.clone());
+            d.set(&["custom_providers"], &Value::Array(list.clone()))
+                .unwrap();
+            d.set(&["model", "provider"], &json!("custom:metaclaw"))
+                .unwrap();
+            d.set(&["model", "default"], &json!("metaclaw-model"))
+                .unwrap();
+            let out = d.render();
+            let again = doc(&out);
+            assert_eq!(
+                again.get(&["custom_providers"]),
+                Some(Value::Array(list.clone())),
+                "{out}"
+            );
+            assert_eq!(
+                again.get(&["model", "provider"]),
+                Some(json!("custom:metaclaw")),
+                "{out}"
+            );
+            assert_eq!(
+                again.get(&["model", "default"]),
+                Some(json!("metaclaw-model")),
+                "{out}"
+            );
+            if text.contains("# ") {
+                let comment = &text[text.find("# ").unwrap()..];
+                let comment = &comment[..comment.find('\n').unwrap()];
+                assert!(out.contains(comment), "{out}");
+            }
+        }
     }
 }
