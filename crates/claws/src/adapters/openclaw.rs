@@ -1,6 +1,10 @@
-//! `openclaw`: placeholder until its adapter lands.
+//! `openclaw`: `~/.openclaw/openclaw.json` (JSON5) gains a `metaclaw` provider and makes
+//! it the default agents' primary model. The sandbox mode is never touched (the Python
+//! version switched it off as a side effect).
 
 use std::path::PathBuf;
+
+use serde_json::{Value, json};
 
 use crate::adapter::{Adapter, Edit};
 use crate::doc::{Doc, Format};
@@ -9,6 +13,27 @@ use crate::error::ClawError;
 use crate::target::{Endpoint, Protocol, Target};
 
 pub struct OpenClaw;
+
+/// The provider name MetaClaw registers; models are addressed as `metaclaw/<id>`.
+const PROVIDER: &str = "metaclaw";
+const MODEL: [&str; 3] = ["agents", "defaults", "model"];
+
+fn text(doc: &dyn Doc, path: &[&str]) -> Option<String> {
+    match doc.get(path)? {
+        Value::String(s) => Some(s),
+        _ => None,
+    }
+}
+
+/// The default agents' primary model, `provider/model`; OpenClaw also accepts the
+/// shorthand `model: "provider/model"`.
+fn primary(doc: &dyn Doc) -> Option<String> {
+    match doc.get(&MODEL)? {
+        Value::String(s) => Some(s),
+        Value::Object(map) => map.get("primary")?.as_str().map(str::to_owned),
+        _ => None,
+    }
+}
 
 impl Adapter for OpenClaw {
     fn name(&self) -> &'static str {
@@ -20,22 +45,62 @@ impl Adapter for OpenClaw {
     }
 
     fn binary(&self) -> Option<&'static str> {
-        None
+        Some("openclaw")
     }
 
-    fn config_file(&self, _env: &Env) -> Result<Option<PathBuf>, ClawError> {
-        Ok(None)
+    fn config_file(&self, env: &Env) -> Result<Option<PathBuf>, ClawError> {
+        Ok(Some(env.home_path(".openclaw/openclaw.json")))
     }
 
     fn format(&self) -> Format {
         Format::Json5
     }
 
-    fn edits(&self, _doc: &dyn Doc, _target: &Target) -> Result<Vec<Edit>, String> {
-        Err("the openclaw adapter is not built yet".into())
+    fn edits(&self, doc: &dyn Doc, target: &Target) -> Result<Vec<Edit>, String> {
+        let provider = json!({
+            "api": "openai-completions",
+            "baseUrl": target.openai_base,
+            "apiKey": target.api_key,
+            "models": [{
+                "id": target.model,
+                "name": target.model,
+                "reasoning": false,
+                "input": ["text"],
+                "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+                "contextWindow": target.context_window,
+                "maxTokens": target.max_tokens,
+            }],
+        });
+        let primary = Value::String(format!("{PROVIDER}/{}", target.model));
+        // The string shorthand becomes the object form (keeping nothing else to keep);
+        // otherwise only `primary` changes and the user's fallbacks stay.
+        let model_edit = match doc.get(&MODEL) {
+            Some(Value::String(_)) => Edit::set(&MODEL, json!({ "primary": primary })),
+            _ => Edit::set(&["agents", "defaults", "model", "primary"], primary),
+        };
+        Ok(vec![
+            Edit::set(&["models", "providers", PROVIDER], provider),
+            model_edit,
+        ])
     }
 
-    fn read_back(&self, _doc: &dyn Doc) -> Option<Endpoint> {
-        None
+    fn read_back(&self, doc: &dyn Doc) -> Option<Endpoint> {
+        let primary = primary(doc)?;
+        let (provider, model) = primary.split_once('/')?;
+        let base = text(doc, &["models", "providers", provider, "baseUrl"])?;
+        let protocol = match text(doc, &["models", "providers", provider, "api"]).as_deref() {
+            Some("anthropic-messages") => Protocol::Anthropic,
+            _ => Protocol::OpenAi,
+        };
+        Some(Endpoint {
+            protocol,
+            base,
+            api_key: text(doc, &["models", "providers", provider, "apiKey"]).unwrap_or_default(),
+            model: model.to_owned(),
+        })
+    }
+
+    fn restart_command(&self, _env: &Env) -> Option<Vec<String>> {
+        Some(vec!["openclaw".into(), "gateway".into(), "restart".into()])
     }
 }
