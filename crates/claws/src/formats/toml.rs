@@ -425,4 +425,33 @@ mod tests {
         assert_eq!(d.get(&["arr"]), Some(json!([{"n": 1}, {"n": 2}])));
         assert_eq!(d.get(&["a", "b"]), None);
     }
+
+    #[test]
+    fn dotted_keys_and_crlf_stay_valid() {
+        let mut d = doc("a.b = 1\r\n# note\r\n[t]\r\nx.y = \"z\"\r\n");
+        d.set(&["a", "c"], &json!(2)).unwrap();
+        d.set(&["t", "x", "w"], &json!("v")).unwrap();
+        d.set(&["top"], &json!(true)).unwrap();
+        let out = d.render();
+        let again = open(&out).unwrap();
+        assert_eq!(again.get(&["a"]), Some(json!({"b": 1, "c": 2})), "{out}");
+        assert_eq!(
+            again.get(&["t", "x"]),
+            Some(json!({"y": "z", "w": "v"})),
+            "{out}"
+        );
+        assert_eq!(again.get(&["top"]), Some(json!(true)), "{out}");
+        assert!(
+            out.find("top = true").unwrap() < out.find("[t]").unwrap(),
+            "{out}"
+        );
+        assert!(out.contains("# note"), "{out}");
+    }
+
+    #[test]
+    fn arrays_of_tables_are_not_parents() {
+        let mut d = doc("[[routes]]\nhint = \"fast\"\n");
+        assert!(d.set(&["routes", "x"], &json!(1)).is_err());
+        assert_eq!(d.render(), "[[routes]]\nhint = \"fast\"\n");
+    }
 }
