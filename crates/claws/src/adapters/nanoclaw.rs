@@ -37,14 +37,12 @@ fn unit_dir(unit: &str, home: &Path) -> Option<PathBuf> {
 
 /// `<key>WorkingDirectory</key><string>…</string>` of a launchd plist.
 fn plist_dir(plist: &str, home: &Path) -> Option<PathBuf> {
-    let after = &plist[plist.find("<key>WorkingDirectory</key>")? + 27..];
-    let start = after.find("<string>")? + 8;
-    let end = after[start..].find("</string>")? + start;
-    // Only the element right after the key.
-    if !after[..start - 8].trim().is_empty() {
-        return None;
-    }
-    expand(after[start..end].trim(), home)
+    const KEY: &str = "<key>WorkingDirectory</key>";
+    let after = &plist[plist.find(KEY)? + KEY.len()..];
+    // Only a `<string>` right after the key counts.
+    let value = after.trim_start().strip_prefix("<string>")?;
+    let end = value.find("</string>")?;
+    expand(value[..end].trim(), home)
 }
 
 fn expand(dir: &str, home: &Path) -> Option<PathBuf> {
