@@ -192,6 +192,15 @@ fn openclaw_gets_a_provider_and_the_primary_model() {
             json!({"primary": "metaclaw/kimi-k2.5", "fallbacks": ["anthropic/claude-sonnet-4-5"]})
         )
     );
+    // The user's allowlist gains MetaClaw's model, so `/model` can switch back to it.
+    assert_eq!(
+        d.get(&["agents", "defaults", "models"]),
+        Some(json!({
+            "ollama/llama3.3": {"alias": "llama"},
+            "anthropic/claude-sonnet-4-5": {},
+            "metaclaw/kimi-k2.5": {},
+        }))
+    );
     // The sandbox is the user's business.
     assert_eq!(
         d.get(&["agents", "defaults", "sandbox", "mode"]),

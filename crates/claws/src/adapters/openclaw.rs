@@ -17,6 +17,7 @@ pub struct OpenClaw;
 /// The provider name MetaClaw registers; models are addressed as `metaclaw/<id>`.
 const PROVIDER: &str = "metaclaw";
 const MODEL: [&str; 3] = ["agents", "defaults", "model"];
+const ALLOWLIST: [&str; 3] = ["agents", "defaults", "models"];
 
 fn text(doc: &dyn Doc, path: &[&str]) -> Option<String> {
     match doc.get(path)? {
@@ -78,10 +79,23 @@ impl Adapter for OpenClaw {
             Some(Value::String(_)) => Edit::set(&MODEL, json!({ "primary": primary })),
             _ => Edit::set(&["agents", "defaults", "model", "primary"], primary),
         };
-        Ok(vec![
+        let mut edits = vec![
             Edit::set(&["models", "providers", PROVIDER], provider),
             model_edit,
-        ])
+        ];
+        // `agents.defaults.models`, when the user has one, is the allowlist `/model` picks
+        // from: list MetaClaw's model there too (never creating the list, which would
+        // restrict the user, nor replacing an entry the user already wrote).
+        let model_ref = format!("{PROVIDER}/{}", target.model);
+        if let Some(Value::Object(allowed)) = doc.get(&ALLOWLIST)
+            && !allowed.contains_key(&model_ref)
+        {
+            edits.push(Edit::set(
+                &["agents", "defaults", "models", &model_ref],
+                json!({}),
+            ));
+        }
+        Ok(edits)
     }
 
     fn read_back(&self, doc: &dyn Doc) -> Option<Endpoint> {

@@ -649,6 +649,19 @@ mod tests {
     }
 
     #[test]
+    fn crlf_files_stay_crlf() {
+        let mut d = doc("{\r\n  \"a\": {\r\n    \"b\": 1\r\n  }\r\n}\r\n");
+        d.set(&["a", "c"], &json!({"d": [1, 2]})).unwrap();
+        d.set(&["e"], &json!("f")).unwrap();
+        let out = d.render();
+        assert_eq!(
+            out.matches('\n').count(),
+            out.matches("\r\n").count(),
+            "{out:?}"
+        );
+    }
+
+    #[test]
     fn a_byte_order_mark_survives_an_edit() {
         let mut d = doc("\u{feff}{\"a\": 1}");
         d.set(&["a"], &json!(2)).unwrap();
