@@ -401,6 +401,41 @@ pub fn disconnect_with(
     })
 }
 
+/// Where the agent's config points now, key included: what [`crate::verify::verify`]
+/// needs to send the request the agent itself would. `None` when there is no config (or
+/// the adapter cannot read it back). Never put the result in a log or response: use
+/// [`EndpointView`] for that.
+pub fn endpoint(adapter: &dyn Adapter, env: &Env) -> Result<Option<Endpoint>, ClawError> {
+    endpoint_with(&Options::default(), adapter, env)
+}
+
+pub fn endpoint_with(
+    opts: &Options,
+    adapter: &dyn Adapter,
+    env: &Env,
+) -> Result<Option<Endpoint>, ClawError> {
+    let agent = adapter.name();
+    let Some(path) = adapter.config_file(env)? else {
+        return Ok(None);
+    };
+    let bytes = match fs::read(resolve(&path)) {
+        Ok(b) => b,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(ClawError::io(&path, e)),
+    };
+    let text = String::from_utf8(bytes).map_err(|_| ClawError::ConfigCorrupt {
+        agent: agent.to_owned(),
+        path: path.clone(),
+        detail: "it is not UTF-8 text".into(),
+    })?;
+    let d = (opts.open)(adapter.format(), &text).map_err(|e| ClawError::ConfigCorrupt {
+        agent: agent.to_owned(),
+        path: path.clone(),
+        detail: scrub(&e.0, &[]),
+    })?;
+    Ok(adapter.read_back(d.as_ref()))
+}
+
 /// Installed, connected, where the config points now. Never fails: what cannot be read
 /// is reported in `problem`.
 pub fn status(adapter: &dyn Adapter, env: &Env, backup_root: &Path) -> Status {
@@ -758,6 +793,20 @@ fn revert_step(
         };
         result.map_err(|e| changed_since(format!("cannot restore `{}`: {e}", key.join("."))))?;
     }
+    // Parents MetaClaw created for its keys go too, when empty and absent from the original.
+    for key in &rec.keys {
+        for n in (1..key.len()).rev() {
+            let p = strs(&key[..n]);
+            let in_original = original_doc.as_ref().is_some_and(|d| d.get(&p).is_some());
+            let empty = matches!(doc.get(&p), Some(Value::Object(m)) if m.is_empty());
+            if in_original || !empty {
+                break;
+            }
+            doc.remove(&p).map_err(|e| {
+                changed_since(format!("cannot remove `{}`: {e}", key[..n].join(".")))
+            })?;
+        }
+    }
     let rendered = doc.render();
     if rendered == text {
         return Ok(step(Write::Nothing, Reverted::Unchanged));
@@ -786,13 +835,14 @@ fn restart(opts: &Options, adapter: &dyn Adapter, env: &Env) -> Restart {
         return Restart::ProgramMissing { program };
     };
     let command = argv.join(" ");
-    // The runner resolves argv[0] against the process's PATH, which may not be env's.
-    argv[0] = found.to_string_lossy().into_owned();
+    // Judged on the command as the adapter wrote it, not on the directory it was found in.
     let timeout = if argv.iter().any(|a| a.contains("restart")) {
         opts.restart_timeout
     } else {
         opts.command_timeout
     };
+    // The runner resolves argv[0] against the process's PATH, which may not be env's.
+    argv[0] = found.to_string_lossy().into_owned();
     tracing::info!(agent = adapter.name(), %command, "reloading the agent");
     match env.runner.run(&argv, timeout) {
         Ok(out) if out.timed_out => Restart::TimedOut {

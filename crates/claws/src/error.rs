@@ -4,7 +4,9 @@ use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ClawError {
-    #[error("unknown agent `{0}`: choose openclaw, copaw, ironclaw, picoclaw, zeroclaw, nanoclaw, nemoclaw, hermes or none")]
+    #[error(
+        "unknown agent `{0}`: choose openclaw, copaw, ironclaw, picoclaw, zeroclaw, nanoclaw, nemoclaw, hermes or none"
+    )]
     UnknownAgent(String),
     /// The agent's config file does not exist and the adapter does not create one.
     #[error("{agent}'s config {} does not exist: is {agent} installed and set up? (run it once, then connect again)", path.display())]

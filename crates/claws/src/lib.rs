@@ -23,4 +23,4 @@ pub use driver::{
 pub use env::{CommandOutput, Env, Runner, SystemRunner};
 pub use error::ClawError;
 pub use target::{Endpoint, Protocol, Target};
-pub use verify::{VerifyError, Verified, verify};
+pub use verify::{Verified, VerifyError, verify};

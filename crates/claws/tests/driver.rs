@@ -537,13 +537,38 @@ fn status_follows_connect_and_disconnect() {
     driver::connect_with(&opts(), &agent, &env, &target(30000), &h.backups).unwrap();
     let s = driver::status_with(&opts(), &agent, &env, &h.backups);
     assert!(s.connected && s.backed_up && s.problem.is_none(), "{s:?}");
+    // What verify needs: the real key, as the agent will send it.
+    let ep = driver::endpoint_with(&opts(), &agent, &env)
+        .unwrap()
+        .unwrap();
+    assert_eq!(ep.api_key, PROXY_KEY);
     let ep = s.points_at.unwrap();
     assert_eq!(ep.base, "http://127.0.0.1:30000/v1");
     assert_eq!(ep.api_key, "mc-…cdef");
 
+    // Pointed elsewhere by hand: backed up but no longer connected, and status says so.
+    let edited = fs::read_to_string(&h.file)
+        .unwrap()
+        .replace("127.0.0.1:30000", "127.0.0.1:9");
+    fs::write(&h.file, edited).unwrap();
+    let s = driver::status_with(&opts(), &agent, &env, &h.backups);
+    assert!(s.backed_up && !s.connected);
+    assert!(s.problem.unwrap().contains("no longer points at MetaClaw"));
+
     driver::disconnect_with(&opts(), &agent, &env, &h.backups).unwrap();
     let s = driver::status_with(&opts(), &agent, &env, &h.backups);
     assert!(!s.connected && !s.backed_up);
+    // A key-level revert (the file changed since): every original value is back, though
+    // a removed key comes back where the format puts new keys.
+    let sorted = |t: &str| {
+        let mut l: Vec<String> = t.lines().map(str::to_owned).collect();
+        l.sort();
+        l
+    };
+    assert_eq!(
+        sorted(&fs::read_to_string(&h.file).unwrap()),
+        sorted(ORIGINAL)
+    );
 }
 
 #[test]
@@ -626,4 +651,127 @@ fn secrets_never_show_in_results_or_errors() {
         assert!(!s.contains(PROXY_KEY), "proxy key leaked: {s}");
         assert!(!s.contains(USER_KEY), "user key leaked: {s}");
     }
+}
+
+// ---- nested keys: a serde_json-backed document and an agent writing two levels down ----
+
+struct Json(Value);
+
+fn open_json(_format: Format, text: &str) -> Result<Box<dyn Doc>, EditError> {
+    let v = if text.trim().is_empty() {
+        Value::Object(Default::default())
+    } else {
+        serde_json::from_str(text).map_err(|e| EditError(e.to_string()))?
+    };
+    Ok(Box::new(Json(v)))
+}
+
+impl Doc for Json {
+    fn get(&self, path: &[&str]) -> Option<Value> {
+        path.iter().try_fold(&self.0, |v, k| v.get(*k)).cloned()
+    }
+
+    fn set(&mut self, path: &[&str], value: &Value) -> Result<(), EditError> {
+        let (last, parents) = path.split_last().ok_or(EditError("empty path".into()))?;
+        let mut v = &mut self.0;
+        for k in parents {
+            let map = v.as_object_mut().ok_or(EditError("not an object".into()))?;
+            v = map
+                .entry((*k).to_owned())
+                .or_insert_with(|| Value::Object(Default::default()));
+        }
+        let map = v.as_object_mut().ok_or(EditError("not an object".into()))?;
+        map.insert((*last).to_owned(), value.clone());
+        Ok(())
+    }
+
+    fn remove(&mut self, path: &[&str]) -> Result<bool, EditError> {
+        let (last, parents) = path.split_last().ok_or(EditError("empty path".into()))?;
+        let mut v = &mut self.0;
+        for k in parents {
+            match v.get_mut(*k) {
+                Some(next) => v = next,
+                None => return Ok(false),
+            }
+        }
+        Ok(v.as_object_mut().is_some_and(|m| m.remove(*last).is_some()))
+    }
+
+    fn render(&self) -> String {
+        serde_json::to_string_pretty(&self.0).unwrap() + "\n"
+    }
+}
+
+struct NestedAgent(PathBuf);
+
+impl Adapter for NestedAgent {
+    fn name(&self) -> &'static str {
+        "nestedclaw"
+    }
+    fn protocol(&self) -> Protocol {
+        Protocol::Anthropic
+    }
+    fn binary(&self) -> Option<&'static str> {
+        None
+    }
+    fn config_file(&self, _env: &Env) -> Result<Option<PathBuf>, ClawError> {
+        Ok(Some(self.0.clone()))
+    }
+    fn format(&self) -> Format {
+        Format::Json5
+    }
+    fn creates_config(&self) -> bool {
+        true
+    }
+    fn edits(&self, _doc: &dyn Doc, t: &Target) -> Result<Vec<Edit>, String> {
+        Ok(vec![
+            Edit::set(
+                &["providers", "metaclaw", "base"],
+                Value::String(t.anthropic_base.clone()),
+            ),
+            Edit::set(
+                &["providers", "metaclaw", "key"],
+                Value::String(t.api_key.clone()),
+            ),
+        ])
+    }
+    fn read_back(&self, _doc: &dyn Doc) -> Option<Endpoint> {
+        None
+    }
+}
+
+#[test]
+fn key_level_revert_drops_the_parents_metaclaw_created() {
+    let h = home();
+    let file = h.home.join(".nested").join("config.json");
+    let env = h.env(Box::new(FakeRunner::default()));
+    let agent = NestedAgent(file.clone());
+    let o = Options {
+        open: open_json,
+        ..opts()
+    };
+
+    // Existing file without `providers`; the user edits another key after connect.
+    fs::create_dir_all(file.parent().unwrap()).unwrap();
+    fs::write(&file, "{\"mine\": 1}").unwrap();
+    driver::connect_with(&o, &agent, &env, &target(30000), &h.backups).unwrap();
+    let now = fs::read_to_string(&file)
+        .unwrap()
+        .replace("\"mine\": 1", "\"mine\": 2");
+    fs::write(&file, now).unwrap();
+    driver::disconnect_with(&o, &agent, &env, &h.backups).unwrap();
+    let v: Value = serde_json::from_str(&fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(v, serde_json::json!({"mine": 2}));
+
+    // A created file the user added to: it stays, holding only the user's key.
+    fs::remove_file(&file).unwrap();
+    let c = driver::connect_with(&o, &agent, &env, &target(30000), &h.backups).unwrap();
+    assert!(c.created);
+    let mut v: Value = serde_json::from_str(&fs::read_to_string(&file).unwrap()).unwrap();
+    v["theme"] = Value::String("dark".into());
+    fs::write(&file, v.to_string()).unwrap();
+    let d = driver::disconnect_with(&o, &agent, &env, &h.backups).unwrap();
+    assert!(matches!(d.files[0].action, Reverted::KeysReverted { .. }));
+    let v: Value = serde_json::from_str(&fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(v, serde_json::json!({"theme": "dark"}));
 }
