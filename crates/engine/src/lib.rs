@@ -2,6 +2,7 @@
 //! with an admin API. The CLI and the desktop shell both drive it.
 
 pub mod admin;
+pub mod agents;
 pub mod config;
 pub mod context;
 pub mod learned_turns;

@@ -13,6 +13,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::admin::{self, AdminState, SkillsAdmin, UpstreamStatus};
+use crate::agents;
 use crate::config::{Config, ConfigError, Overrides, SkillRetrieval};
 use crate::context::{ContextInjector, SqliteSticky};
 use crate::llm::{self, Endpoint, QueryEmbedder};
@@ -215,6 +216,14 @@ impl Engine {
             shutdown.clone(),
         ));
         tracing::info!(%addr, mode = %config.mode, "MetaClaw is serving");
+        {
+            // Once listening, so a restarted agent finds MetaClaw; off the start path.
+            let (paths, secrets, mut config) = (paths.clone(), secrets.clone(), config.clone());
+            config.proxy.port = addr.port();
+            tokio::task::spawn_blocking(move || {
+                agents::reconnect_on_start(&paths, &config, &secrets)
+            });
+        }
         Ok(Engine {
             addr,
             shutdown,

@@ -20,6 +20,23 @@ pub enum ClawType {
     None,
 }
 
+impl ClawType {
+    /// The adapter's name, as `metaclaw agent connect NAME` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Openclaw => "openclaw",
+            Self::Copaw => "copaw",
+            Self::Ironclaw => "ironclaw",
+            Self::Picoclaw => "picoclaw",
+            Self::Zeroclaw => "zeroclaw",
+            Self::Nanoclaw => "nanoclaw",
+            Self::Nemoclaw => "nemoclaw",
+            Self::Hermes => "hermes",
+            Self::None => "none",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OpenRouterRoute {

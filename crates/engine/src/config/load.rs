@@ -94,9 +94,12 @@ fn fold_legacy(config: &mut Config, doc: &Value, warnings: &mut Vec<String>) {
             warnings.push("`rl.tinker_base_url` is ignored because `rl.base_url` is set".into());
         }
     }
-    if config.configure_openclaw.take() == Some(false) && !keys::has_path(doc, "claw_type") {
+    let legacy_switch = config.configure_openclaw.take();
+    let explicit = keys::has_path(doc, "claw_type");
+    if legacy_switch == Some(false) && !explicit {
         config.claw_type = ClawType::None;
     }
+    config.claw_type_chosen = explicit || legacy_switch.is_some();
     if let Some(region) = config.bedrock_region.take()
         && !keys::has_path(doc, "llm.bedrock_region")
     {

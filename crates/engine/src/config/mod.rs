@@ -94,6 +94,10 @@ pub struct Config {
     /// Legacy top-level spelling of `llm.bedrock_region`. Folded in on load.
     #[serde(skip_serializing)]
     bedrock_region: Option<String>,
+    /// Whether the file chose the agent (`claw_type`, or the legacy `configure_openclaw`):
+    /// only then does `start` connect it by itself.
+    #[serde(skip)]
+    claw_type_chosen: bool,
     pub openrouter: OpenRouterConfig,
     pub wechat: WechatConfig,
 }
@@ -122,6 +126,12 @@ impl Config {
         if let Some(port) = overrides.port {
             self.proxy.port = port;
         }
+    }
+
+    /// The agent `start` keeps connected: the one the file names, never the default alone,
+    /// so a machine where nobody chose an agent is never edited behind the user's back.
+    pub fn chosen_agent(&self) -> Option<ClawType> {
+        (self.claw_type_chosen && self.claw_type != ClawType::None).then_some(self.claw_type)
     }
 
     /// `skills.dir` with `~` expanded, or `$METACLAW_HOME/skills` when unset.

@@ -67,6 +67,8 @@ fn missing_file_gives_defaults() -> TestResult {
     assert_eq!(c.scheduler.sleep_start.to_string(), "23:00");
     assert_eq!(c.scheduler.sleep_end.to_string(), "07:00");
     assert_eq!(c.claw_type, ClawType::Openclaw);
+    // The default names OpenClaw, but nobody chose it: start connects nothing.
+    assert_eq!(c.chosen_agent(), None);
     assert_eq!(c.skills_dir(&h.paths), h.paths.skills);
     assert_eq!(
         load_text(&h, "# only a comment\n")?.config,
@@ -95,6 +97,14 @@ fn legacy_aliases() -> TestResult {
     )?
     .config;
     assert_eq!((c.claw_type, c.mode), (ClawType::Hermes, Mode::Madmax));
+    assert_eq!(c.chosen_agent(), Some(ClawType::Hermes));
+    let chosen = |text: &str| load_text(&h, text).map(|l| l.config.chosen_agent());
+    assert_eq!(
+        chosen("configure_openclaw: true\n")?,
+        Some(ClawType::Openclaw)
+    );
+    assert_eq!(chosen("configure_openclaw: false\n")?, None);
+    assert_eq!(chosen("claw_type: none\n")?, None);
 
     let loaded = load_text(
         &h,

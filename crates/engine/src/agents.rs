@@ -1,0 +1,228 @@
+//! Connecting agents to this MetaClaw: the claws driver given MetaClaw's own address, proxy
+//! key and model. The CLI (`setup`, `agent …`, `uninstall`), the admin API and `start` all
+//! come through here, so they agree on where agents point and where backups live.
+
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use metaclaw_claws::{
+    Adapter, ClawError, Connected, Disconnected, Env, Preview, Status, Target, Verified,
+    VerifyError, adapters, driver,
+};
+
+use crate::config::Config;
+use crate::paths::Paths;
+use crate::secrets::{SecretError, SecretStore, ensure_proxy_key};
+
+/// How long a verify request may take; the proxy answers from the upstream.
+pub const VERIFY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// What [`target`] advertises when `context_window` is 0 (derive): the agents' own default
+/// for hosted models, so they do not trim prompts the upstream would accept.
+const DEFAULT_CONTEXT_WINDOW: u32 = 200_000;
+
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    #[error(transparent)]
+    Claw(#[from] ClawError),
+    #[error(transparent)]
+    Secret(#[from] SecretError),
+    #[error("{agent} is not connected to MetaClaw: run `metaclaw agent connect {agent}` first")]
+    NotConnected { agent: String },
+    #[error("{agent}: {source}")]
+    Verify {
+        agent: String,
+        #[source]
+        source: VerifyError,
+    },
+    #[error("cannot tell where your home directory is ($HOME is not set)")]
+    NoHome,
+    #[error("agent task failed: {0}")]
+    Task(String),
+}
+
+/// `$METACLAW_HOME/agent-backup`: one directory per agent MetaClaw connected.
+pub fn backup_root(paths: &Paths) -> PathBuf {
+    paths.home.join("agent-backup")
+}
+
+/// This machine: `$HOME`, `$PATH`, real processes for restarts.
+pub fn system_env() -> Result<Env, AgentError> {
+    Env::system().ok_or(AgentError::NoHome)
+}
+
+/// The adapter called `name`, or an error listing the names there are.
+pub fn adapter(name: &str) -> Result<Box<dyn Adapter>, AgentError> {
+    adapters::by_name(name).ok_or_else(|| ClawError::UnknownAgent(name.to_owned()).into())
+}
+
+/// Every adapter's name, in the order setup offers them (`none` last).
+pub fn names() -> Vec<&'static str> {
+    adapters::all().iter().map(|a| a.name()).collect()
+}
+
+/// Where agents should send requests: the proxy's address as a client reaches it, the proxy
+/// key (created now if there is none yet), the served model id. Blocking: reads the keychain.
+pub fn target(config: &Config, store: &SecretStore) -> Result<Target, AgentError> {
+    let key = ensure_proxy_key(store)?;
+    let model = match config.llm.model_id.trim() {
+        "" => "metaclaw-model",
+        m => m,
+    };
+    let host = client_host(&config.proxy.host);
+    let port = config.proxy.port;
+    let context_window = match u32::try_from(config.context_window) {
+        Ok(0) => DEFAULT_CONTEXT_WINDOW,
+        Ok(n) => n,
+        Err(_) => u32::MAX,
+    };
+    Ok(Target {
+        openai_base: format!("http://{host}:{port}/v1"),
+        anthropic_base: format!("http://{host}:{port}"),
+        context_window,
+        ..Target::local(port, key.expose(), model)
+    })
+}
+
+/// The address a local client uses for `proxy.host`: a wildcard bind is reached on loopback.
+fn client_host(host: &str) -> String {
+    match host.trim().parse::<IpAddr>() {
+        Ok(ip) if ip.is_unspecified() => "127.0.0.1".into(),
+        Ok(IpAddr::V6(v6)) => format!("[{v6}]"),
+        Ok(IpAddr::V4(v4)) => v4.to_string(),
+        Err(_) => host.trim().to_owned(),
+    }
+}
+
+/// Every agent's status (installed, connected, where it points; keys masked).
+pub fn statuses(paths: &Paths, env: &Env) -> Vec<Status> {
+    let root = backup_root(paths);
+    adapters::all()
+        .iter()
+        .map(|a| driver::status(a.as_ref(), env, &root))
+        .collect()
+}
+
+/// One agent's status.
+pub fn status(paths: &Paths, env: &Env, name: &str) -> Result<Status, AgentError> {
+    Ok(driver::status(
+        adapter(name)?.as_ref(),
+        env,
+        &backup_root(paths),
+    ))
+}
+
+/// What connecting `name` would change, writing nothing.
+pub fn preview(env: &Env, target: &Target, name: &str) -> Result<Preview, AgentError> {
+    Ok(driver::preview(adapter(name)?.as_ref(), env, target)?)
+}
+
+/// Points `name` at MetaClaw (backing its files up the first time) and restarts it when
+/// something changed.
+pub fn connect(
+    paths: &Paths,
+    env: &Env,
+    target: &Target,
+    name: &str,
+) -> Result<Connected, AgentError> {
+    Ok(driver::connect(
+        adapter(name)?.as_ref(),
+        env,
+        target,
+        &backup_root(paths),
+    )?)
+}
+
+/// Restores `name`'s files as they were before MetaClaw.
+pub fn disconnect(paths: &Paths, env: &Env, name: &str) -> Result<Disconnected, AgentError> {
+    Ok(driver::disconnect(
+        adapter(name)?.as_ref(),
+        env,
+        &backup_root(paths),
+    )?)
+}
+
+/// Every agent MetaClaw connected and has not disconnected yet (a backup exists).
+pub fn connected_names(paths: &Paths, env: &Env) -> Vec<String> {
+    statuses(paths, env)
+        .into_iter()
+        .filter(|s| s.backed_up)
+        .map(|s| s.agent)
+        .collect()
+}
+
+/// Sends the request `name`'s own config would make, to prove the agent reaches MetaClaw.
+pub async fn verify(env: &Env, name: &str, timeout: Duration) -> Result<Verified, AgentError> {
+    let adapter = adapter(name)?;
+    let endpoint =
+        driver::endpoint(adapter.as_ref(), env)?.ok_or_else(|| AgentError::NotConnected {
+            agent: name.to_owned(),
+        })?;
+    metaclaw_claws::verify::verify_agent(name, &endpoint, timeout)
+        .await
+        .map_err(|source| AgentError::Verify {
+            agent: name.to_owned(),
+            source,
+        })
+}
+
+/// At start: keep the agents MetaClaw connected pointed at this run's address and key (a
+/// changed port or model would otherwise strand them), and connect the agent the config
+/// names (`claw_type`) when it is installed. Never fails the start: problems are logged.
+pub fn reconnect_on_start(paths: &Paths, config: &Config, store: &SecretStore) {
+    let Ok(env) = system_env() else {
+        tracing::warn!("agents not checked: $HOME is not set");
+        return;
+    };
+    let mut names = connected_names(paths, &env);
+    if let Some(chosen) = config.chosen_agent() {
+        let name = chosen.name();
+        let installed = status(paths, &env, name).is_ok_and(|s| s.installed);
+        if !installed && !names.iter().any(|n| n == name) {
+            tracing::info!(
+                agent = name,
+                "claw_type names {name}, which is not installed here: not connected"
+            );
+        } else if !names.iter().any(|n| n == name) {
+            names.push(name.to_owned());
+        }
+    }
+    if names.is_empty() {
+        return;
+    }
+    let target = match target(config, store) {
+        Ok(t) => t,
+        Err(e) => {
+            tracing::warn!("agents not connected: {e}");
+            return;
+        }
+    };
+    for name in names {
+        match connect(paths, &env, &target, &name) {
+            Ok(c) if c.changed => {
+                tracing::info!(agent = %name, "pointed {name} at MetaClaw");
+                for w in &c.warnings {
+                    tracing::warn!(agent = %name, "{w}");
+                }
+            }
+            Ok(_) => tracing::debug!(agent = %name, "{name} already points at MetaClaw"),
+            Err(e) => tracing::warn!(agent = %name, "cannot connect {name}: {e}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::client_host;
+
+    #[test]
+    fn wildcard_binds_are_reached_on_loopback() {
+        assert_eq!(client_host("0.0.0.0"), "127.0.0.1");
+        assert_eq!(client_host("::"), "127.0.0.1");
+        assert_eq!(client_host("127.0.0.1"), "127.0.0.1");
+        assert_eq!(client_host("::1"), "[::1]");
+        assert_eq!(client_host("192.168.1.4"), "192.168.1.4");
+        assert_eq!(client_host("localhost"), "localhost");
+    }
+}
