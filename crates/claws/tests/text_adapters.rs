@@ -498,7 +498,7 @@ fn none_edits_nothing_and_explains_the_wiring() {
     assert!(notes.contains("/v1"), "{notes}");
     assert!(notes.contains("ANTHROPIC_BASE_URL"), "{notes}");
     assert!(
-        notes.contains("metaclaw config get proxy.api_key"),
+        notes.contains("metaclaw config set proxy.api_key"),
         "{notes}"
     );
     assert!(!notes.contains("mc-proxy-key"));

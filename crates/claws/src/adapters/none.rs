@@ -47,7 +47,7 @@ impl Adapter for NoAgent {
             "No agent is configured: point your client at MetaClaw yourself.".into(),
             "OpenAI-compatible clients: base URL http://127.0.0.1:<port>/v1 (the proxy port, 30000 by default), model id from `metaclaw config get llm.model_id` (else metaclaw-model).".into(),
             "Anthropic-style clients: ANTHROPIC_BASE_URL=http://127.0.0.1:<port> (no /v1).".into(),
-            "API key: the proxy key from `metaclaw config get proxy.api_key`.".into(),
+            "API key: MetaClaw's proxy key, which is never printed: to type it into a client, set one you know with `metaclaw config set proxy.api_key` and restart MetaClaw.".into(),
         ]
     }
 }
