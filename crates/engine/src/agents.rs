@@ -7,9 +7,13 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use metaclaw_claws::{
-    Adapter, ClawError, Connected, Disconnected, Env, Preview, Status, Target, Verified,
-    VerifyError, adapters, driver,
+    Adapter, ClawError, Connected, Preview, Status, Target, Verified, VerifyError, adapters, driver,
 };
+
+/// What connect and disconnect report, for callers (the CLI) that do not depend on the
+/// claws crate themselves.
+pub use metaclaw_claws::driver::{Disconnected, Restart, Reverted};
+pub use metaclaw_claws::env::Env;
 
 use crate::config::Config;
 use crate::paths::Paths;
