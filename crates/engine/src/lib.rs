@@ -15,5 +15,6 @@ pub mod recorder;
 pub mod run;
 pub mod runfiles;
 pub mod secrets;
+pub mod setup;
 pub mod skills;
 pub mod wiring;
