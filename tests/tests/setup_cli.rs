@@ -517,11 +517,19 @@ mod pty {
             let mut w = Wizard::start(&m2, &["--no-start"]);
             w.answer("Connect which agents?", "1");
             w.answer("Provider (number or name)", "custom");
-            w.answer("Base URL", &base);
+            // A base where nothing listens first: the test fails, and "edit" asks again.
+            w.answer("Base URL", "http://127.0.0.1:1/v1");
             w.answer("Protocol (openai or anthropic) [openai]", "");
             w.answer("Model", "m");
-            // A wrong key first: the test fails and offers another try.
             w.answer("API key (not shown as you type)", WRONG_KEY);
+            w.expect("cannot reach 127.0.0.1:1");
+            w.answer("abort)? [key]", "edit");
+            w.answer("Provider (number or name) [custom]", "");
+            w.answer("Base URL [http://127.0.0.1:1/v1]", &base);
+            w.answer("Protocol (openai or anthropic) [openai]", "");
+            w.answer("Model [m]", "");
+            // The key typed before is kept by Enter; it is wrong, so another is asked for.
+            w.answer("API key (not shown as you type) [as entered]", "");
             w.expect("the provider refused the key");
             w.answer("abort)? [key]", "");
             w.answer("API key", KEY);

@@ -28,7 +28,15 @@ pub fn test(
     Ok(report)
 }
 
-/// Tests until it passes or the user decides; `false` = go on without a passing test.
+/// What the user settled on after the test.
+pub enum Settled {
+    /// Passed, or the user goes on without a passing test.
+    Done,
+    /// Back to the provider questions.
+    Edit,
+}
+
+/// Tests until it passes or the user decides.
 pub fn until_settled(
     runtime: &Runtime,
     prompter: &Prompter,
@@ -36,25 +44,26 @@ pub fn until_settled(
     config: &Config,
     store: &SecretStore,
     key_stored: bool,
-) -> Result<(), Failure> {
+) -> Result<Settled, Failure> {
     loop {
         if test(runtime, answers, config, store)?.ok {
-            return Ok(());
+            return Ok(Settled::Done);
         }
         let next = prompter.choice(
-            "Enter another key (key), continue anyway (continue), or abort (abort)?",
-            &["key", "continue", "abort"],
+            "Enter another key (key), change the provider answers (edit), continue anyway (continue), or abort (abort)?",
+            &["key", "edit", "continue", "abort"],
             Some("key"),
         )?;
         match next.as_str() {
-            "continue" => return Ok(()),
+            "continue" => return Ok(Settled::Done),
+            "edit" => return Ok(Settled::Edit),
             "abort" => {
                 return Err(Failure::error("setup aborted: nothing was written"));
             }
             _ => {
                 // Blank keeps the stored key only while no other one was typed.
-                let stored = key_stored && answers.api_key.is_none();
-                if let Some(key) = prompter.hidden("API key", stored)? {
+                let keep = (key_stored && answers.api_key.is_none()).then_some("stored");
+                if let Some(key) = prompter.hidden("API key", keep)? {
                     answers.api_key = Some(key);
                 }
             }

@@ -3,22 +3,15 @@
 
 use metaclaw_engine::config::{LlmApi, Mode};
 use metaclaw_engine::providers::{self, PRESETS, Preset};
-use metaclaw_engine::setup::{Answers, Status};
+use metaclaw_engine::setup::Answers;
 
-use super::agent_choice;
 use super::prompts::Prompter;
 use crate::exit::Failure;
 use crate::output;
 
-/// Agents and provider questions (steps 2–3); the key is asked separately.
-pub fn ask_provider(
-    prompter: &Prompter,
-    defaults: &Answers,
-    agents: &[Status],
-) -> Result<Answers, Failure> {
+/// The provider questions (step 3): provider, base URL, protocol for custom, model.
+pub fn ask_provider(prompter: &Prompter, defaults: &Answers) -> Result<Answers, Failure> {
     let mut a = defaults.clone();
-    a.agents = agent_choice::ask(prompter, agents, &defaults.agents)?;
-
     output::line("");
     output::line("LLM provider:");
     for (i, p) in PRESETS.iter().enumerate() {

@@ -67,7 +67,13 @@ pub fn run(paths: &Paths, args: SetupArgs) -> Outcome {
     let connected = connect::all(paths, &env, &config, &store, &answers.agents)?;
     still_connected_hint(paths, &env, &answers.agents);
     if args.no_start {
-        output::line("Start MetaClaw with `metaclaw start --daemon` when you are ready.");
+        let running =
+            metaclaw_engine::runfiles::RunInfo::read(paths)?.is_some_and(|i| i.is_alive());
+        output::line(if running {
+            "MetaClaw is running with the previous settings: `metaclaw stop && metaclaw start --daemon` applies these."
+        } else {
+            "Start MetaClaw with `metaclaw start --daemon` when you are ready."
+        });
         return Ok(());
     }
     finish::restart(paths)?;
@@ -87,17 +93,31 @@ fn ask(
     output::line(
         "MetaClaw setup. Press Enter to keep the value in [brackets]; Ctrl-C stops without writing anything.",
     );
-    let defaults = flags::overlay(current, args, agents)?;
-    let mut answers = flow::ask_provider(&prompter, &defaults, agents)?;
-    // A stored key is offered for the base it was stored with only.
-    let key_stored = current.key_source.is_some()
-        && providers::same_base(&answers.api_base, &current.answers.api_base);
-    if answers.api_key.is_none() {
-        output::line("");
-        answers.api_key = prompter.hidden("API key (not shown as you type)", key_stored)?;
-    }
-    if !args.skip_test {
-        check::until_settled(runtime, &prompter, &mut answers, config, store, key_stored)?;
+    let mut answers = flags::overlay(current, args, agents)?;
+    answers.agents = agent_choice::ask(&prompter, agents, &answers.agents)?;
+    loop {
+        answers = flow::ask_provider(&prompter, &answers)?;
+        // A stored key is offered for the base it was stored with only.
+        let key_stored = current.key_source.is_some()
+            && providers::same_base(&answers.api_base, &current.answers.api_base);
+        if args.api_key_env.is_none() {
+            let keep = if answers.api_key.is_some() {
+                Some("as entered")
+            } else {
+                key_stored.then_some("stored")
+            };
+            output::line("");
+            if let Some(key) = prompter.hidden("API key (not shown as you type)", keep)? {
+                answers.api_key = Some(key);
+            }
+        }
+        if args.skip_test {
+            break;
+        }
+        match check::until_settled(runtime, &prompter, &mut answers, config, store, key_stored)? {
+            check::Settled::Done => break,
+            check::Settled::Edit => {}
+        }
     }
     answers.mode = flow::ask_mode(&prompter, answers.mode)?;
     setup::validate(&answers)?;

@@ -54,12 +54,12 @@ impl Prompter {
         }
     }
 
-    /// A secret, never echoed. `[stored]` shows a value exists; blank keeps it (`None`).
-    pub fn hidden(&self, label: &str, stored: bool) -> Result<Option<Secret>, Failure> {
-        let prompt = if stored {
-            format!("{label} [stored]: ")
-        } else {
-            format!("{label}: ")
+    /// A secret, never echoed. With `keep` (`stored`, …) shown in brackets a value exists and
+    /// blank keeps it (`None`); without, an answer is needed.
+    pub fn hidden(&self, label: &str, keep: Option<&str>) -> Result<Option<Secret>, Failure> {
+        let prompt = match keep {
+            Some(k) => format!("{label} [{k}]: "),
+            None => format!("{label}: "),
         };
         loop {
             let answer = if self.terminal {
@@ -74,10 +74,10 @@ impl Prompter {
                 read_line(&prompt)?
             };
             let answer = answer.trim();
-            match (answer.is_empty(), stored) {
+            match (answer.is_empty(), keep) {
                 (false, _) => return Ok(Some(Secret::new(answer))),
-                (true, true) => return Ok(None),
-                (true, false) => output::line("  (an answer is needed)"),
+                (true, Some(_)) => return Ok(None),
+                (true, None) => output::line("  (an answer is needed)"),
             }
         }
     }
