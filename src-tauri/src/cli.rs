@@ -18,6 +18,9 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Connect MetaClaw to your agent and LLM provider: pick the agent, the provider, paste
+    /// the key (kept in the OS keychain), test, choose the mode; re-run it to change answers.
+    Setup(SetupArgs),
     /// Start MetaClaw (foreground unless --daemon).
     Start(StartArgs),
     /// Stop the running MetaClaw.
@@ -36,6 +39,19 @@ pub enum Command {
     /// What MetaClaw remembers: list, search, show, add, edit, forget, pin, export, import.
     #[command(subcommand)]
     Memory(MemoryCommand),
+    /// Point an agent at MetaClaw, restore it exactly, or see where agents point.
+    #[command(subcommand)]
+    Agent(AgentCommand),
+    /// Restore every connected agent, delete MetaClaw's keychain entries and, once you
+    /// confirm, its data directory.
+    Uninstall {
+        /// Remove the data directory without asking.
+        #[arg(short, long)]
+        yes: bool,
+        /// Keep the data directory (skills, memories, history); undo everything else.
+        #[arg(long, conflicts_with = "yes")]
+        keep_data: bool,
+    },
     /// Print MetaClaw's log.
     Logs {
         /// Keep printing new lines as they are written.
@@ -215,5 +231,64 @@ pub enum MemoryCommand {
         /// Go back to the configured policy.
         #[arg(long)]
         reset: bool,
+    },
+}
+
+#[derive(Debug, Args, Clone, Default)]
+pub struct SetupArgs {
+    /// Ask nothing: take every answer from flags, the current config and the defaults.
+    #[arg(long)]
+    pub non_interactive: bool,
+    /// kimi, qwen, openai, minimax, novita, openrouter, volcengine, anthropic or custom.
+    #[arg(long)]
+    pub provider: Option<String>,
+    /// The provider's base URL (required for `custom`; otherwise the preset's).
+    #[arg(long, value_name = "URL")]
+    pub api_base: Option<String>,
+    /// The protocol a `custom` provider speaks: openai or anthropic (presets know theirs).
+    #[arg(long, value_name = "PROTOCOL")]
+    pub api: Option<String>,
+    /// The model id the provider serves.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Read the provider key from this environment variable (keys never go on the command
+    /// line, where other users can see them).
+    #[arg(long, value_name = "VAR")]
+    pub api_key_env: Option<String>,
+    /// skills_only, rl or madmax.
+    #[arg(long)]
+    pub mode: Option<String>,
+    /// Connect this agent (repeat for several); `none` connects nothing.
+    #[arg(long = "agent", value_name = "NAME")]
+    pub agents: Vec<String>,
+    /// Import a config.yaml written by the earlier Python MetaClaw: its settings are kept
+    /// and its plaintext keys move into the keychain.
+    #[arg(long = "import", value_name = "PATH")]
+    pub import: Option<PathBuf>,
+    /// Do not test the provider connection.
+    #[arg(long)]
+    pub skip_test: bool,
+    /// Do not (re)start MetaClaw at the end, so no test request is sent either.
+    #[arg(long)]
+    pub no_start: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AgentCommand {
+    /// Point NAME (default: `claw_type` from the config) at MetaClaw, backing up every file
+    /// it changes, and check the agent's own config reaches MetaClaw.
+    Connect {
+        name: Option<String>,
+        /// Show what would change and write nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Restore NAME (default: every connected agent) exactly as it was before MetaClaw.
+    Disconnect { name: Option<String> },
+    /// Installed, connected, and where each agent's config points (keys masked).
+    Status {
+        name: Option<String>,
+        #[arg(long)]
+        json: bool,
     },
 }

@@ -43,5 +43,10 @@ fn run(cli: Cli) -> Outcome {
         Some(Command::Skills(command)) => commands::skills::run(&paths, command),
         Some(Command::Memory(command)) => commands::memory::run(&paths, command),
         Some(Command::Logs { follow, lines }) => commands::logs::run(&paths, follow, lines),
+        Some(Command::Setup(args)) => commands::setup::run(&paths, args),
+        Some(Command::Agent(command)) => commands::agent::run(&paths, command),
+        Some(Command::Uninstall { yes, keep_data }) => {
+            commands::uninstall::run(&paths, yes, keep_data)
+        }
     }
 }

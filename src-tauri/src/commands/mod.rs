@@ -1,10 +1,13 @@
 //! One file per command.
 
+pub mod agent;
 pub mod config;
 pub mod daemon;
 pub mod logs;
 pub mod memory;
+pub mod setup;
 pub mod skills;
 pub mod start;
 pub mod status;
 pub mod stop;
+pub mod uninstall;
