@@ -662,12 +662,13 @@ fn uninstall_never_removes_a_directory_that_is_not_metaclaws() {
 }
 
 /// `metaclaw ARGS` at a terminal (`script` gives it one) typing `input`.
-fn at_terminal(w: &World, args: &str, input: &str) -> Option<Output> {
+fn at_terminal(w: &World, args: &str, input: &str) -> Output {
+    // util-linux's `script` (Debian's essential bsdutils) gives the command a pseudo-terminal.
     let script = Path::new("/usr/bin/script");
-    if !script.exists() {
-        // util-linux's `script` is the only portable way to a pseudo-terminal here.
-        return None;
-    }
+    assert!(
+        script.exists(),
+        "this test needs util-linux's /usr/bin/script"
+    );
     let template = w.cmd(&[]);
     let mut c = Command::new(script);
     c.args([
@@ -681,7 +682,7 @@ fn at_terminal(w: &World, args: &str, input: &str) -> Option<Output> {
             None => c.env_remove(k),
         };
     }
-    Some(common::daemon::run_with_stdin(c, input))
+    common::daemon::run_with_stdin(c, input)
 }
 
 #[test]
@@ -689,9 +690,7 @@ fn uninstall_at_a_terminal_asks_before_removing_the_data() {
     let w = installed_world();
     let home = w.home.path().to_owned();
 
-    let Some(o) = at_terminal(&w, "uninstall", "n\n") else {
-        return;
-    };
+    let o = at_terminal(&w, "uninstall", "n\n");
     w.assert_no_leak(&o);
     assert!(o.status.success(), "{o:?}");
     let out = stdout(&o);
@@ -703,7 +702,7 @@ fn uninstall_at_a_terminal_asks_before_removing_the_data() {
     assert!(home.join("skills/debugging/SKILL.md").is_file());
     assert_agents_restored(&w);
 
-    let o = at_terminal(&w, "uninstall", "y\n").unwrap();
+    let o = at_terminal(&w, "uninstall", "y\n");
     assert!(o.status.success(), "{o:?}");
     assert!(
         stdout(&o).contains(&format!("Removed {}", home.display())),
