@@ -12,8 +12,7 @@ use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::admin::{self, AdminState, SkillsAdmin, UpstreamStatus};
-use crate::agents;
+use crate::admin::{self, AdminState, AgentsAdmin, SkillsAdmin, UpstreamStatus};
 use crate::config::{Config, ConfigError, Overrides, SkillRetrieval};
 use crate::context::{ContextInjector, SqliteSticky};
 use crate::llm::{self, Endpoint, QueryEmbedder};
@@ -177,6 +176,12 @@ impl Engine {
             .map(|t| t.expose().to_string())
             .unwrap_or_default();
         let shutdown = CancellationToken::new();
+        let (agents_admin, reconnect) = {
+            // Agents are pointed at the port actually listened on (`--port 0` included).
+            let mut config = config.clone();
+            config.proxy.port = addr.port();
+            AgentsAdmin::new(paths.clone(), secrets.clone(), config)
+        };
         let admin_state = Arc::new(AdminState {
             proxy: state.clone(),
             token: token.clone(),
@@ -197,6 +202,7 @@ impl Engine {
                 semantic: semantic_query.clone(),
             }),
             memory: memory.clone(),
+            agents: agents_admin,
         });
         let compat = Arc::new(CompatState {
             proxy: state.clone(),
@@ -216,14 +222,9 @@ impl Engine {
             shutdown.clone(),
         ));
         tracing::info!(%addr, mode = %config.mode, "MetaClaw is serving");
-        {
-            // Once listening, so a restarted agent finds MetaClaw; off the start path.
-            let (paths, secrets, mut config) = (paths.clone(), secrets.clone(), config.clone());
-            config.proxy.port = addr.port();
-            tokio::task::spawn_blocking(move || {
-                agents::reconnect_on_start(&paths, &config, &secrets)
-            });
-        }
+        // Once listening, so a restarted agent finds MetaClaw; off the start path. Agent
+        // writes through the admin API wait for it.
+        reconnect.spawn();
         Ok(Engine {
             addr,
             shutdown,

@@ -1,6 +1,7 @@
 //! The admin API (`/api/*`): JSON for the CLI, the UI and tests, behind the admin token that
 //! only the user can read (`$METACLAW_HOME/run/admin_token`, mode 0600).
 
+mod agents;
 mod memory;
 mod memory_policy;
 mod providers;
@@ -8,6 +9,7 @@ mod routes;
 mod skills;
 mod status;
 
+pub use agents::{AgentsAdmin, StartReconnect};
 pub use routes::{AdminState, router};
 pub use skills::{SkillsAdmin, skill_json};
 pub use status::{MemoryStatus, SkillsStatus, Status, UpstreamStatus};

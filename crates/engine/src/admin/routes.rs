@@ -18,6 +18,7 @@ use serde_json::{Value, json};
 use subtle::ConstantTimeEq;
 use tokio_util::sync::CancellationToken;
 
+use super::agents::AgentsAdmin;
 use super::skills::{self, SkillsAdmin};
 use super::status::{MemoryStatus, SkillsStatus, Status, UpstreamStatus};
 use super::{memory, memory_policy};
@@ -42,6 +43,8 @@ pub struct AdminState {
     pub skills: Option<SkillsAdmin>,
     /// `None` when memory is off.
     pub memory: Option<Memory>,
+    /// `/api/agents`: where agents are pointed, and writes to their files one at a time.
+    pub agents: AgentsAdmin,
 }
 
 pub fn router(state: Arc<AdminState>) -> Router {
@@ -55,6 +58,7 @@ pub fn router(state: Arc<AdminState>) -> Router {
         .merge(memory::router())
         .merge(memory_policy::router())
         .merge(super::providers::router())
+        .merge(super::agents::router())
         .route_layer(middleware::from_fn_with_state(state.clone(), require_token))
         .with_state(state)
 }
