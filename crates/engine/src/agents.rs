@@ -207,6 +207,7 @@ pub fn reconnect_on_start(paths: &Paths, config: &Config, store: &SecretStore) {
             Ok(c) if c.changed => {
                 tracing::info!(agent = %name, "pointed {name} at MetaClaw");
                 for w in &c.warnings {
+                    let w = without_key(w, &target.api_key);
                     tracing::warn!(agent = %name, "{w}");
                 }
             }
@@ -216,9 +217,30 @@ pub fn reconnect_on_start(paths: &Paths, config: &Config, store: &SecretStore) {
     }
 }
 
+/// `text` with `key` masked: a failed restart's output (in its warning) can quote the
+/// config the agent was just given, proxy key included, and the claws driver masks only
+/// provider-shaped keys there.
+fn without_key(text: &str, key: &str) -> String {
+    if key.is_empty() {
+        return text.to_owned();
+    }
+    text.replace(key, &driver::mask(key))
+}
+
 #[cfg(test)]
 mod tests {
-    use super::client_host;
+    use super::{client_host, without_key};
+
+    #[test]
+    fn warnings_lose_the_proxy_key() {
+        let w = without_key(
+            "`x restart` failed (exit 1): \"api_key\": \"mc-secret-proxy-key\"",
+            "mc-secret-proxy-key",
+        );
+        assert!(!w.contains("mc-secret-proxy-key"), "{w}");
+        assert!(w.contains("failed (exit 1)"), "{w}");
+        assert_eq!(without_key("no key here", ""), "no key here");
+    }
 
     #[test]
     fn wildcard_binds_are_reached_on_loopback() {
