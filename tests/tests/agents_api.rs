@@ -636,3 +636,26 @@ async fn a_failing_restart_at_start_does_not_log_the_key() {
     let warned = d.logs_containing("`copaw daemon restart` failed (exit 1): \"api_key\": \"mc-");
     assert!(!warned.is_empty(), "no restart warning in the log");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn nemoclaw_is_verified_with_the_proxy_key_its_file_does_not_hold() {
+    // NemoClaw keeps its credential in OpenShell; its file names only endpoint and model.
+    let m = Machine::new(&["openclaw"]);
+    m.write(
+        ".nemoclaw/config.json",
+        "{\n  \"endpointType\": \"build\",\n  \"model\": \"nvidia/nemotron\",\n  \"profile\": \"default\"\n}\n",
+    );
+    let d = Daemon::start(m, "").await;
+    d.list_after_start().await;
+    let (s, c) = d.post("/api/agents/nemoclaw/connect").await;
+    assert_eq!(s, StatusCode::OK, "{c}");
+    let written = parse(&d.machine.read(".nemoclaw/config.json"));
+    assert_eq!(written["endpointUrl"], d.base(), "{written}");
+    assert!(!written.to_string().contains(PROXY_KEY));
+
+    let (s, v) = d.post("/api/agents/nemoclaw/verify").await;
+    assert_eq!((s, &v["ok"]), (StatusCode::OK, &Value::Bool(true)), "{v}");
+    assert!(!v.to_string().contains(PROXY_KEY), "{v}");
+    let (s, _) = d.post("/api/agents/nemoclaw/disconnect").await;
+    assert_eq!(s, StatusCode::OK);
+}

@@ -318,7 +318,7 @@ pub fn connect_with(
         return Err(e);
     }
 
-    let restart = restart(opts, adapter, env);
+    let restart = restart(opts, adapter, env, &[&target.api_key]);
     Ok(Connected {
         agent,
         file: Some(plan.path),
@@ -355,6 +355,12 @@ pub fn disconnect_with(
         });
     };
 
+    // The key MetaClaw wrote, read before it goes, so a failing restart cannot show it.
+    let proxy_key = endpoint_with(opts, adapter, env)
+        .ok()
+        .flatten()
+        .map(|e| e.api_key);
+
     // Decide every file before writing any, so a file that cannot be reverted leaves all
     // of them untouched.
     let mut steps = Vec::new();
@@ -387,7 +393,12 @@ pub fn disconnect_with(
     }
 
     let restart = if changed {
-        restart(opts, adapter, env)
+        restart(
+            opts,
+            adapter,
+            env,
+            &[proxy_key.as_deref().unwrap_or_default()],
+        )
     } else {
         Restart::NotNeeded
     };
@@ -819,7 +830,9 @@ fn revert_step(
     ))
 }
 
-fn restart(opts: &Options, adapter: &dyn Adapter, env: &Env) -> Restart {
+/// `known`: secrets the agent may print when it fails (the key just written or just
+/// removed); they are masked in what the result carries.
+fn restart(opts: &Options, adapter: &dyn Adapter, env: &Env, known: &[&str]) -> Restart {
     let Some(mut argv) = adapter.restart_command(env) else {
         return Restart::NoCommand;
     };
@@ -853,11 +866,14 @@ fn restart(opts: &Options, adapter: &dyn Adapter, env: &Env) -> Restart {
         Ok(out) => Restart::Failed {
             command,
             code: out.code,
-            detail: tail(if out.stderr.trim().is_empty() {
-                &out.stdout
-            } else {
-                &out.stderr
-            }),
+            detail: tail(
+                if out.stderr.trim().is_empty() {
+                    &out.stdout
+                } else {
+                    &out.stderr
+                },
+                known,
+            ),
         },
         Err(e) => Restart::Failed {
             command,
@@ -868,11 +884,11 @@ fn restart(opts: &Options, adapter: &dyn Adapter, env: &Env) -> Restart {
 }
 
 /// The last line or so of a command's output, enough to say why it failed.
-fn tail(s: &str) -> String {
+fn tail(s: &str, known: &[&str]) -> String {
     let line = s.trim().lines().last().unwrap_or_default().trim();
     let chars: Vec<char> = line.chars().collect();
     let start = chars.len().saturating_sub(300);
-    scrub(&chars[start..].iter().collect::<String>(), &[])
+    scrub(&chars[start..].iter().collect::<String>(), known)
 }
 
 /// `sk-…abcd`: enough to recognise a key, not enough to use it. Short keys are hidden
@@ -906,7 +922,8 @@ fn secret_name(name: &str) -> bool {
 }
 
 fn looks_like_key(s: &str) -> bool {
-    s.len() >= 16 && (s.starts_with("sk-") || s.starts_with("sk_"))
+    // `mc-`: MetaClaw's own proxy keys.
+    s.len() >= 16 && (s.starts_with("sk-") || s.starts_with("sk_") || s.starts_with("mc-"))
 }
 
 /// `v` with every credential masked: values under secret-looking names, the known

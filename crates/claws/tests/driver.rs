@@ -500,6 +500,31 @@ fn system_runner_runs_a_real_script_and_a_slow_one_is_a_warning() {
 }
 
 #[test]
+fn a_failing_restart_that_prints_the_config_shows_no_key() {
+    let h = home();
+    h.write_config(ORIGINAL);
+    // A key of no recognisable shape: only knowing it lets the driver mask it.
+    let key = "plain-proxy-secret-0123456789";
+    let t = Target::local(30000, key, "m");
+    h.tool(
+        "testclaw",
+        &format!("grep API_KEY '{}' >&2; exit 1", h.file.display()),
+    );
+    let env = h.env(Box::new(SystemRunner));
+    let agent = h.agent(false);
+    let c = driver::connect_with(&opts(), &agent, &env, &t, &h.backups).unwrap();
+    let shown = format!("{:?} {:?}", c.restart, c.warnings);
+    assert!(matches!(c.restart, Restart::Failed { .. }), "{shown}");
+    assert!(shown.contains("API_KEY="), "{shown}");
+    assert!(!shown.contains(key), "{shown}");
+
+    let d = driver::disconnect_with(&opts(), &agent, &env, &h.backups).unwrap();
+    let shown = format!("{:?} {:?}", d.restart, d.warnings);
+    assert!(shown.contains("API_KEY="), "{shown}");
+    assert!(!shown.contains(USER_KEY) && !shown.contains(key), "{shown}");
+}
+
+#[test]
 fn preview_masks_secrets_and_writes_nothing() {
     let h = home();
     h.write_config(ORIGINAL);

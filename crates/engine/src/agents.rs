@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use metaclaw_claws::{
-    Adapter, ClawError, Connected, Preview, Status, Target, Verified, VerifyError, adapters, driver,
+    Adapter, ClawError, Connected, Endpoint, Preview, Status, Target, Verified, VerifyError,
+    adapters, driver,
 };
 
 /// What connect and disconnect report, for callers (the CLI) that do not depend on the
@@ -17,7 +18,7 @@ pub use metaclaw_claws::env::Env;
 
 use crate::config::Config;
 use crate::paths::Paths;
-use crate::secrets::{SecretError, SecretStore, ensure_proxy_key};
+use crate::secrets::{PROXY_KEY, SecretError, SecretStore, ensure_proxy_key};
 
 /// How long a verify request may take; the proxy answers from the upstream.
 pub const VERIFY_TIMEOUT: Duration = Duration::from_secs(60);
@@ -34,12 +35,9 @@ pub enum AgentError {
     Secret(#[from] SecretError),
     #[error("{agent} is not connected to MetaClaw: run `metaclaw agent connect {agent}` first")]
     NotConnected { agent: String },
-    #[error("{agent}: {source}")]
-    Verify {
-        agent: String,
-        #[source]
-        source: VerifyError,
-    },
+    /// The verify errors name the agent themselves.
+    #[error(transparent)]
+    Verify(VerifyError),
     #[error("cannot tell where your home directory is ($HOME is not set)")]
     NoHome,
     #[error("agent task failed: {0}")]
@@ -156,19 +154,34 @@ pub fn connected_names(paths: &Paths, env: &Env) -> Vec<String> {
         .collect()
 }
 
-/// Sends the request `name`'s own config would make, to prove the agent reaches MetaClaw.
-pub async fn verify(env: &Env, name: &str, timeout: Duration) -> Result<Verified, AgentError> {
+/// Where `name`'s config points, key included: what [`verify`] sends. Blocking (reads the
+/// file, maybe the keychain). An agent whose key lives outside its file (NemoClaw keeps it
+/// in OpenShell, where its notes have the user put the proxy key) is checked with the
+/// proxy key.
+pub fn endpoint(env: &Env, store: &SecretStore, name: &str) -> Result<Endpoint, AgentError> {
     let adapter = adapter(name)?;
-    let endpoint =
+    let mut endpoint =
         driver::endpoint(adapter.as_ref(), env)?.ok_or_else(|| AgentError::NotConnected {
             agent: name.to_owned(),
         })?;
-    metaclaw_claws::verify::verify_agent(name, &endpoint, timeout)
+    if endpoint.api_key.is_empty()
+        && let Some(key) = store.get(PROXY_KEY)?
+    {
+        endpoint.api_key = key.expose().to_owned();
+    }
+    Ok(endpoint)
+}
+
+/// Sends the request `name`'s own config would make (see [`endpoint`]), to prove the
+/// agent reaches MetaClaw.
+pub async fn verify(
+    name: &str,
+    endpoint: &Endpoint,
+    timeout: Duration,
+) -> Result<Verified, AgentError> {
+    metaclaw_claws::verify::verify_agent(name, endpoint, timeout)
         .await
-        .map_err(|source| AgentError::Verify {
-            agent: name.to_owned(),
-            source,
-        })
+        .map_err(AgentError::Verify)
 }
 
 /// At start: keep the agents MetaClaw connected pointed at this run's address and key (a
@@ -207,7 +220,6 @@ pub fn reconnect_on_start(paths: &Paths, config: &Config, store: &SecretStore) {
             Ok(c) if c.changed => {
                 tracing::info!(agent = %name, "pointed {name} at MetaClaw");
                 for w in &c.warnings {
-                    let w = without_key(w, &target.api_key);
                     tracing::warn!(agent = %name, "{w}");
                 }
             }
@@ -217,30 +229,9 @@ pub fn reconnect_on_start(paths: &Paths, config: &Config, store: &SecretStore) {
     }
 }
 
-/// `text` with `key` masked: a failed restart's output (in its warning) can quote the
-/// config the agent was just given, proxy key included, and the claws driver masks only
-/// provider-shaped keys there.
-fn without_key(text: &str, key: &str) -> String {
-    if key.is_empty() {
-        return text.to_owned();
-    }
-    text.replace(key, &driver::mask(key))
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{client_host, without_key};
-
-    #[test]
-    fn warnings_lose_the_proxy_key() {
-        let w = without_key(
-            "`x restart` failed (exit 1): \"api_key\": \"mc-secret-proxy-key\"",
-            "mc-secret-proxy-key",
-        );
-        assert!(!w.contains("mc-secret-proxy-key"), "{w}");
-        assert!(w.contains("failed (exit 1)"), "{w}");
-        assert_eq!(without_key("no key here", ""), "no key here");
-    }
+    use super::client_host;
 
     #[test]
     fn wildcard_binds_are_reached_on_loopback() {

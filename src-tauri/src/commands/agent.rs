@@ -224,7 +224,7 @@ fn connect(paths: &Paths, name: Option<&str>, dry_run: bool) -> Outcome {
         ));
         return Ok(());
     }
-    verify(&env, &name)
+    verify(&env, &store, &name)
 }
 
 /// The preview, with a proxy key that exists only for it when there is none yet: a dry run
@@ -299,11 +299,13 @@ impl Drop for Scratch {
     }
 }
 
-fn verify(env: &Env, name: &str) -> Outcome {
+fn verify(env: &Env, store: &SecretStore, name: &str) -> Outcome {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    match runtime.block_on(agents::verify(env, name, agents::VERIFY_TIMEOUT)) {
+    let result = agents::endpoint(env, store, name)
+        .and_then(|ep| runtime.block_on(agents::verify(name, &ep, agents::VERIFY_TIMEOUT)));
+    match result {
         Ok(v) => {
             output::line(format!(
                 "Verified: {name}'s config reaches MetaClaw ({} answered {} in {} ms).",

@@ -156,7 +156,7 @@ async fn connect(
         if q.verify
             && let Value::Object(fields) = &mut body
         {
-            let v = verified(rt.block_on(agents::verify(&env, &name, VERIFY_TIMEOUT)))?;
+            let v = verified(check(&rt, &env, &job.secrets, &name))?;
             fields.insert("verify".into(), v);
         }
         Ok(body)
@@ -178,12 +178,22 @@ async fn disconnect(State(state): State<Arc<AdminState>>, Path(name): Path<Strin
 
 async fn verify(State(state): State<Arc<AdminState>>, Path(name): Path<String>) -> Response {
     let rt = tokio::runtime::Handle::current();
-    run(&state.agents, move |_| {
+    run(&state.agents, move |job| {
         let env = agents::system_env()?;
-        // Reads the agent's config (blocking), then sends its request.
-        verified(rt.block_on(agents::verify(&env, &name, VERIFY_TIMEOUT)))
+        verified(check(&rt, &env, &job.secrets, &name))
     })
     .await
+}
+
+/// Reads the agent's config (blocking), then sends its request on the runtime.
+fn check(
+    rt: &tokio::runtime::Handle,
+    env: &agents::Env,
+    secrets: &SecretStore,
+    name: &str,
+) -> Result<metaclaw_claws::Verified, AgentError> {
+    let endpoint = agents::endpoint(env, secrets, name)?;
+    rt.block_on(agents::verify(name, &endpoint, VERIFY_TIMEOUT))
 }
 
 /// `{ok: true, …}` or `{ok: false, error}`; only an unknown agent (404) or a failed task
@@ -261,7 +271,7 @@ fn status_of(e: &AgentError) -> StatusCode {
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         },
         AgentError::NotConnected { .. } => StatusCode::CONFLICT,
-        AgentError::Verify { .. } => StatusCode::BAD_GATEWAY,
+        AgentError::Verify(_) => StatusCode::BAD_GATEWAY,
         AgentError::Secret(_) | AgentError::NoHome | AgentError::Task(_) => {
             StatusCode::INTERNAL_SERVER_ERROR
         }

@@ -45,7 +45,8 @@ pub fn test_request(
         return outcome("Test request to MetaClaw", result);
     }
     for name in connected {
-        let result = runtime.block_on(agents::verify(env, name, VERIFY_TIMEOUT));
+        let result = agents::endpoint(env, store, name)
+            .and_then(|ep| runtime.block_on(agents::verify(name, &ep, VERIFY_TIMEOUT)));
         outcome(&format!("Test request as {name} sends it"), result)?;
     }
     Ok(())
