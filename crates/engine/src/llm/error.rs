@@ -54,7 +54,7 @@ pub(super) fn origin(url: &str) -> String {
 }
 
 /// A transport error's causes, without the URL reqwest puts in its own text.
-pub(super) fn transport_reason(err: reqwest::Error) -> String {
+pub(crate) fn transport_reason(err: reqwest::Error) -> String {
     let err = err.without_url();
     let mut parts = vec![err.to_string()];
     let mut source = err.source();
@@ -68,13 +68,15 @@ pub(super) fn transport_reason(err: reqwest::Error) -> String {
     parts.join(": ")
 }
 
-/// The upstream's error message (`error.message` in both protocols, else the raw body),
-/// with the key masked in case the provider echoes it, cut to [`MESSAGE_LIMIT`] characters.
-pub(super) fn upstream_message(body: &[u8], key: Option<&str>) -> String {
+/// The upstream's error message (`error.message` in both protocols, or a top-level
+/// `message`, else the raw body), with the key masked in case the provider echoes it, cut
+/// to [`MESSAGE_LIMIT`] characters.
+pub(crate) fn upstream_message(body: &[u8], key: Option<&str>) -> String {
     let parsed = serde_json::from_slice::<serde_json::Value>(body).ok();
     let message = parsed
         .as_ref()
-        .and_then(|v| v.pointer("/error/message").and_then(|m| m.as_str()))
+        .and_then(|v| v.pointer("/error/message").or_else(|| v.get("message")))
+        .and_then(|m| m.as_str())
         .map(str::to_owned)
         .unwrap_or_else(|| String::from_utf8_lossy(body).trim().to_owned());
     let message = match key.filter(|k| !k.is_empty()) {

@@ -8,7 +8,7 @@
 mod complete;
 mod embed;
 mod endpoint;
-mod error;
+pub(crate) mod error;
 mod http;
 mod query_vector;
 mod vector_cache;

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::text::{causes, host_of, provider_message, sample};
+use super::text::{causes, host_of, sample, upstream_message};
 use crate::config::LlmApi;
 use crate::secrets::Secret;
 
@@ -302,7 +302,7 @@ impl Probe<'_> {
         let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
         Ok(Answer {
             status,
-            message: provider_message(&body, &bytes, key),
+            message: upstream_message(&bytes, key),
             body,
         })
     }
