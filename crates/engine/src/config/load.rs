@@ -119,6 +119,12 @@ fn validate(config: &Config) -> Result<(), (String, String)> {
             ),
         ));
     }
+    if s.calendar.poll_minutes == 0 {
+        return Err((
+            "scheduler.calendar.poll_minutes".into(),
+            "must be at least 1 (minutes between calendar fetches)".into(),
+        ));
+    }
     if config.proxy.host.trim().is_empty() {
         return Err(("proxy.host".into(), "must not be empty".into()));
     }

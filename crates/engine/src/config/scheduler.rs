@@ -14,6 +14,10 @@ pub struct SchedulerConfig {
     pub sleep_start: TimeOfDay,
     pub sleep_end: TimeOfDay,
     pub min_window_minutes: u32,
+    /// While RL is not running, hold skill evolution and memory consolidation until a
+    /// window is open (off: they run whenever there is work).
+    #[serde(deserialize_with = "de::flexible_bool")]
+    pub gate_background_learning: bool,
     pub calendar: CalendarConfig,
 }
 
@@ -25,12 +29,13 @@ impl Default for SchedulerConfig {
             sleep_start: TimeOfDay::known(23, 0),
             sleep_end: TimeOfDay::known(7, 0),
             min_window_minutes: 15,
+            gate_background_learning: false,
             calendar: CalendarConfig::default(),
         }
     }
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct CalendarConfig {
     #[serde(deserialize_with = "de::flexible_bool")]
@@ -39,4 +44,20 @@ pub struct CalendarConfig {
     pub credentials_path: String,
     /// Legacy token file; tokens now live in the secret store. Read once for migration.
     pub token_path: String,
+    /// Calendar ids whose meetings open a window (`primary` is the user's own).
+    pub calendars: Vec<String>,
+    /// How often events are fetched.
+    pub poll_minutes: u32,
+}
+
+impl Default for CalendarConfig {
+    fn default() -> Self {
+        Self {
+            enabled: false,
+            credentials_path: String::new(),
+            token_path: String::new(),
+            calendars: vec!["primary".into()],
+            poll_minutes: 10,
+        }
+    }
 }

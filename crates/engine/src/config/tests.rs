@@ -155,6 +155,14 @@ fn sleep_times_quoted_unquoted_and_sexagesimal() -> TestResult {
         e.contains("scheduler.sleep_end") && e.contains("must differ"),
         "{e}"
     );
+    let e = err_text(load_text(
+        &h,
+        "scheduler:\n  calendar:\n    poll_minutes: 0\n",
+    ));
+    assert!(e.contains("scheduler.calendar.poll_minutes"), "{e}");
+    let c = load_text(&h, "scheduler:\n  gate_background_learning: yes\n")?.config;
+    assert!(c.scheduler.gate_background_learning);
+    assert_eq!(c.scheduler.calendar.calendars, ["primary"]);
     Ok(())
 }
 
