@@ -52,6 +52,21 @@ pub enum Command {
         #[arg(long, conflicts_with = "yes")]
         keep_data: bool,
     },
+    /// Hold slow learning (weight updates, and background learning when gated) for a while,
+    /// until a time, or until `metaclaw resume`. Survives restarts; chat is never held.
+    Pause {
+        /// How long: 30m, 2h, 1d, 1h30m.
+        #[arg(long = "for", value_name = "DURATION", conflicts_with = "until")]
+        duration: Option<String>,
+        /// Until this local time: 18:00 (the next one), or 2026-12-24T09:00.
+        #[arg(long, value_name = "TIME")]
+        until: Option<String>,
+    },
+    /// End a pause now.
+    Resume,
+    /// Training windows: whether one is open, why, and when the next one comes.
+    #[command(subcommand)]
+    Scheduler(SchedulerCommand),
     /// Print MetaClaw's log.
     Logs {
         /// Keep printing new lines as they are written.
@@ -291,4 +306,33 @@ pub enum AgentCommand {
         #[arg(long)]
         json: bool,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SchedulerCommand {
+    /// The window state, each source's reading, the pause, and the next window.
+    Status {
+        #[arg(long)]
+        json: bool,
+    },
+    /// When the next window opens and why ("tonight 23:00 (sleep)").
+    NextWindow,
+    /// Google Calendar: meetings you accepted open a window.
+    #[command(subcommand)]
+    Calendar(CalendarCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CalendarCommand {
+    /// Sign in with Google in the browser (read-only calendar access); the token goes to the
+    /// OS keychain.
+    Connect {
+        /// Print the sign-in address instead of opening a browser.
+        #[arg(long)]
+        no_browser: bool,
+    },
+    /// Forget the Google token (deleted from the keychain).
+    Disconnect,
+    /// Whether a token is stored, the calendars read, and the meetings seen next.
+    Status,
 }

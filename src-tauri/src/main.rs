@@ -45,6 +45,11 @@ fn run(cli: Cli) -> Outcome {
         Some(Command::Logs { follow, lines }) => commands::logs::run(&paths, follow, lines),
         Some(Command::Setup(args)) => commands::setup::run(&paths, args),
         Some(Command::Agent(command)) => commands::agent::run(&paths, command),
+        Some(Command::Pause { duration, until }) => {
+            commands::pause::pause(&paths, duration.as_deref(), until.as_deref())
+        }
+        Some(Command::Resume) => commands::pause::resume(&paths),
+        Some(Command::Scheduler(command)) => commands::scheduler::run(&paths, command),
         Some(Command::Uninstall { yes, keep_data }) => {
             commands::uninstall::run(&paths, yes, keep_data)
         }

@@ -3,6 +3,7 @@
 
 pub mod admin;
 pub mod agents;
+pub mod calendar;
 pub mod config;
 pub mod context;
 pub mod learned_turns;
@@ -14,6 +15,7 @@ pub mod providers;
 pub mod recorder;
 pub mod run;
 pub mod runfiles;
+pub mod schedule;
 pub mod secrets;
 pub mod setup;
 pub mod skills;

@@ -3,5 +3,10 @@
 //! that the user's pause overrides. Every source sits behind [`source::Source`] and time
 //! behind [`clock::Clock`], so all of it runs under a fake clock in tests.
 
+pub mod calendar;
 pub mod clock;
+pub mod idle;
+pub mod machine;
+pub mod pause;
+pub mod sleep;
 pub mod source;

@@ -5,6 +5,8 @@ pub mod config;
 pub mod daemon;
 pub mod logs;
 pub mod memory;
+pub mod pause;
+pub mod scheduler;
 pub mod setup;
 pub mod skills;
 pub mod start;
