@@ -26,14 +26,12 @@ pub(crate) const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The desktop-app client secrets (`{"installed": {...}}`, as the Google Cloud console
 /// downloads it). Errors never quote the file's contents.
-pub async fn read_client_secret(path: &Path) -> Result<ApplicationSecret, CalendarError> {
+pub fn read_client_secret(path: &Path) -> Result<ApplicationSecret, CalendarError> {
     let fail = |message: String| CalendarError::Secrets {
         path: path.to_path_buf(),
         message,
     };
-    let bytes = tokio::fs::read(path)
-        .await
-        .map_err(|e| fail(e.to_string()))?;
+    let bytes = std::fs::read(path).map_err(|e| fail(e.to_string()))?;
     let secret = yup_oauth2::parse_application_secret(&bytes).map_err(|_| {
         fail(
             "not a Google OAuth client secrets file (expected an \"installed\" section with \
@@ -87,9 +85,19 @@ impl RefreshingAuth {
             return Ok(t.to_owned());
         }
         let Some(refresh) = current.refresh_token.clone().filter(|r| !r.is_empty()) else {
+            *cached = None;
             return Err(CalendarError::Revoked);
         };
-        let fresh = self.refresh(&refresh).await?;
+        let fresh = match self.refresh(&refresh).await {
+            Ok(f) => f,
+            Err(e) => {
+                if e == CalendarError::Revoked {
+                    // Read the store again next time: a new `connect` replaces the token.
+                    *cached = None;
+                }
+                return Err(e);
+            }
+        };
         token::save(&self.inner.store, &fresh).await?;
         let access = fresh.access_token.clone().unwrap_or_default();
         *cached = Some(fresh);

@@ -57,7 +57,7 @@ pub async fn connect(
     calendars: Vec<String>,
     present: Present,
 ) -> Result<ConnectedInfo, CalendarError> {
-    let secret = read_client_secret(secrets_path).await?;
+    let secret = read_client_secret(secrets_path)?;
     let auth = InstalledFlowAuthenticator::builder(
         secret.clone(),
         InstalledFlowReturnMethod::HTTPRedirect,
