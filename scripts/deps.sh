@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Installs the system packages MetaClaw needs to build and to run its tests on Debian/Ubuntu:
-# a C toolchain (bundled SQLite), and a D-Bus session with an unlockable Secret Service
-# (gnome-keyring) so secrets land in a real keychain.
+# a C toolchain (bundled SQLite), a D-Bus session with an unlockable Secret Service
+# (gnome-keyring) so secrets land in a real keychain, Xlib and XScreenSaver to link keyboard
+# idle detection against, and a headless X server with xdotool to test it for real.
 set -euo pipefail
 
-packages=(build-essential pkg-config dbus dbus-x11 gnome-keyring libsecret-tools procps)
+packages=(build-essential pkg-config dbus dbus-x11 gnome-keyring libsecret-tools procps
+  libx11-dev libxss-dev xvfb xdotool)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -4,8 +4,11 @@
 //! refusing display crashes the process (a NULL dereference). Every query is therefore preceded
 //! by our own check, in plain Rust over the display's socket: the X connection handshake
 //! (with the Xauthority cookie Xlib would send) must succeed and the server must have the
-//! MIT-SCREEN-SAVER extension. Only then does `user-idle` run, on a helper thread with a
-//! deadline so a hung server cannot stall the scheduler.
+//! MIT-SCREEN-SAVER extension. Only then does `user-idle` run — with the checked connection
+//! still open, so the server cannot reset in between — on a helper thread with a deadline, so a
+//! hung server cannot stall the scheduler. What remains is a server dying in the instant
+//! between our check and `XOpenDisplay`; closing that too needs Xlib directly (`x11` crate,
+//! with `XSetIOErrorHandler`) instead of `user-idle`.
 //!
 //! `user-idle` can only read `$DISPLAY` (there is no way to name a display), so an `X11Idle`
 //! is only built for the display `$DISPLAY` names, and refuses to query if `$DISPLAY` changed.
@@ -82,7 +85,7 @@ impl IdleProbe for X11Idle {
         // Re-checked on every query: the session may have ended since `connect`, and
         // `user-idle` on a vanished display is a crash, not an error.
         env_names(&self.display)?;
-        x11_server_answers(&self.display)?;
+        let held = checked_connection(&self.display)?;
         if self.busy.swap(true, Ordering::AcqRel) {
             return Err(format!(
                 "X server {} did not answer the previous idle query",
@@ -94,9 +97,13 @@ impl IdleProbe for X11Idle {
         let spawned = std::thread::Builder::new()
             .name("x11-idle".to_owned())
             .spawn(move || {
-                let r = user_idle::UserIdle::get_time()
-                    .map(|t| t.duration())
-                    .map_err(|e| format!("XScreenSaverQueryInfo failed: {e}"));
+                let r = {
+                    // Our checked client stays connected until user-idle is done.
+                    let _held = held;
+                    user_idle::UserIdle::get_time()
+                        .map(|t| t.duration())
+                        .map_err(|e| format!("XScreenSaverQueryInfo failed: {e}"))
+                };
                 busy.store(false, Ordering::Release);
                 // The caller may have given up waiting; nothing to do then.
                 let _ = tx.send(r);
@@ -123,13 +130,20 @@ impl IdleProbe for X11Idle {
 /// Whether an X server answers at `display` (`:0`, `:1.0`, `unix:0`, `localhost:10.0`,
 /// `host:0`), accepts this user (Xauthority cookie), and has the MIT-SCREEN-SAVER extension.
 /// Plain Rust over the socket with a short timeout: safe to call when nothing listens.
-#[cfg(target_os = "linux")]
 pub fn x11_server_answers(display: &str) -> Result<(), String> {
-    wire::check(display, TIMEOUT)
+    checked_connection(display).map(drop)
+}
+
+/// The checked connection, held open while `user-idle` runs: an X server resets when its last
+/// client leaves and refuses connections until it is back, so without a client of our own it
+/// could reset between the check and `XOpenDisplay` — a crash (seen under Xvfb).
+#[cfg(target_os = "linux")]
+fn checked_connection(display: &str) -> Result<wire::Connection, String> {
+    wire::connect(display, TIMEOUT)
 }
 
 #[cfg(not(target_os = "linux"))]
-pub fn x11_server_answers(_display: &str) -> Result<(), String> {
+fn checked_connection(_display: &str) -> Result<(), String> {
     // user-idle uses the platform's own idle API off Linux, not X11.
     Err("X11 idle detection is only used on Linux".to_owned())
 }

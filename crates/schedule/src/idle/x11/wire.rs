@@ -251,11 +251,19 @@ fn query_extension_request(name: &[u8]) -> Result<Vec<u8>, String> {
     Ok(req)
 }
 
-pub(crate) fn check(display: &str, timeout: Duration) -> Result<(), String> {
+/// Connects to `display` and checks it; returns the open, checked connection.
+pub(crate) fn connect(display: &str, timeout: Duration) -> Result<Connection, String> {
     let d = parse(display)?;
     let (mut conn, target) = open(&d, timeout)?;
     let cookie = pick_cookie(&xauthority(), &target, d.number);
-    handshake(conn.stream(), cookie.as_deref()).map_err(|e| format!("X server at {display} {e}"))
+    handshake(conn.stream(), cookie.as_deref())
+        .map_err(|e| format!("X server at {display} {e}"))?;
+    Ok(Connection { _conn: conn })
+}
+
+/// A live, checked connection to an X server; closed on drop.
+pub(crate) struct Connection {
+    _conn: Conn,
 }
 
 fn io(e: std::io::Error) -> String {
