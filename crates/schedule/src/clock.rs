@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 
 use jiff::tz::TimeZone;
-use jiff::{Timestamp, ZonedDateTime};
+use jiff::{SignedDuration, Timestamp, ZonedDateTime};
 
 pub trait Clock: Send + Sync {
     fn now(&self) -> Timestamp;
@@ -69,5 +69,34 @@ impl Clock for FakeClock {
 
     fn time_zone(&self) -> TimeZone {
         self.tz.clone()
+    }
+}
+
+/// `t` as the user reads it relative to `now` (both in `now`'s time zone): "06:55" today,
+/// "tomorrow 07:00", "Sat 09:00" within the week, else "2026-12-24 09:00".
+pub fn describe_time(t: Timestamp, now: &ZonedDateTime) -> String {
+    let local = t.to_zoned_datetime(now.time_zone().clone());
+    let hm = format!("{:02}:{:02}", local.hour(), local.minute());
+    let (day, today) = (local.date(), now.date());
+    if day == today {
+        hm
+    } else if today.tomorrow().is_ok_and(|d| d == day) {
+        format!("tomorrow {hm}")
+    } else if day > today && t.duration_since(now.timestamp()) < SignedDuration::from_hours(24 * 6)
+    {
+        format!("{} {hm}", local.strftime("%a"))
+    } else {
+        format!("{} {hm}", local.strftime("%Y-%m-%d"))
+    }
+}
+
+/// A span for a sentence: "10 min", "2 h 5 min", "less than a minute".
+pub fn describe_duration(d: SignedDuration) -> String {
+    let minutes = d.as_secs().max(0) / 60;
+    match (minutes / 60, minutes % 60) {
+        (0, 0) => "less than a minute".to_string(),
+        (0, m) => format!("{m} min"),
+        (h, 0) => format!("{h} h"),
+        (h, m) => format!("{h} h {m} min"),
     }
 }

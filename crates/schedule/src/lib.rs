@@ -5,8 +5,11 @@
 
 pub mod calendar;
 pub mod clock;
+pub mod error;
 pub mod idle;
 pub mod machine;
 pub mod pause;
 pub mod sleep;
 pub mod source;
+
+pub use error::ScheduleError;
