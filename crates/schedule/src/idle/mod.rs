@@ -1,14 +1,16 @@
 //! The idle window source: the user has not touched keyboard or mouse for
 //! `scheduler.idle_threshold_minutes`.
 //!
-//! Where an X server answers, idle time is the X server's own (XScreenSaver, via `user-idle`);
-//! elsewhere it falls back to the time since the last proxy request.
+//! Where an X server answers (outside Wayland sessions), idle time is the X server's own
+//! (XScreenSaver, via `user-idle`); elsewhere it falls back to the time since the last proxy
+//! request.
 //!
 //! Agent traffic and keyboard idle are deliberately NOT combined. With a display, only
 //! keyboard/mouse input counts as the user: an autonomous agent's own requests (heartbeats,
-//! cron turns) are not the user, they are where training samples come from, and the engine
-//! never blocks chat during a step — so the reference's stall ("training started while the agent
-//! was busy and its requests hung") is fixed by not blocking, not by keeping the window shut.
+//! cron turns) are not the user, they are where training samples come from, and chat is never
+//! blocked during a step (issue 6) — so the reference's stall ("training started while the
+//! agent was busy and its requests hung") is fixed by not blocking, not by keeping the window
+//! shut.
 //! Combining would mean a chatty agent keeps the idle window closed forever. Only where no
 //! display exists does the last proxy request stand in for the user, as a last resort.
 
@@ -35,10 +37,15 @@ pub trait IdleProbe: Send + Sync {
     fn name(&self) -> &'static str;
 }
 
-/// The probe for this machine: X11 idle when `$DISPLAY` names a server that answers, else the
-/// time since the last proxy request.
+/// The probe for this machine: X11 idle when `$DISPLAY` names a server that answers (and the
+/// session is not Wayland), else the time since the last proxy request.
 pub fn system_probe(last: LastActivity, clock: Arc<dyn Clock>) -> Box<dyn IdleProbe> {
-    match X11Idle::try_connect() {
+    let env = |k| std::env::var(k).ok();
+    let display = match wayland_session(env("WAYLAND_DISPLAY"), env("XDG_SESSION_TYPE")) {
+        Some(why) => Err(why),
+        None => X11Idle::try_connect(),
+    };
+    match display {
         Ok(x) => {
             tracing::info!(
                 display = x.display(),
@@ -53,6 +60,26 @@ pub fn system_probe(last: LastActivity, clock: Arc<dyn Clock>) -> Box<dyn IdlePr
             );
             probe_for(None, last, clock)
         }
+    }
+}
+
+/// Why X11 idle cannot be trusted in this session, if it cannot. Under Wayland `$DISPLAY` is
+/// XWayland, which only sees input sent to X11 windows: typing into a native Wayland window
+/// would read as idle and open a window while the user works. Falling back errs toward not
+/// training.
+fn wayland_session(
+    wayland_display: Option<String>,
+    session_type: Option<String>,
+) -> Option<String> {
+    if wayland_display.is_some_and(|d| !d.is_empty()) {
+        Some(
+            "a Wayland session ($WAYLAND_DISPLAY is set): XWayland only sees input to X11 windows"
+                .to_owned(),
+        )
+    } else if session_type.is_some_and(|t| t.eq_ignore_ascii_case("wayland")) {
+        Some("a Wayland session ($XDG_SESSION_TYPE=wayland): XWayland only sees input to X11 windows".to_owned())
+    } else {
+        None
     }
 }
 

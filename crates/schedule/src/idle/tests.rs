@@ -144,3 +144,14 @@ fn system_probe_falls_back_without_a_usable_display() {
     let p = system_probe(LastActivity::new(t0()), clock);
     assert!(matches!(p.name(), "x11" | "last-request"));
 }
+
+#[test]
+fn a_wayland_session_does_not_trust_xwayland_idle() {
+    let s = |v: &str| Some(v.to_owned());
+    assert_eq!(wayland_session(None, None), None);
+    assert_eq!(wayland_session(s(""), s("x11")), None);
+    assert_eq!(wayland_session(None, s("tty")), None);
+    assert!(wayland_session(s("wayland-0"), None).is_some());
+    assert!(wayland_session(None, s("wayland")).is_some());
+    assert!(wayland_session(s("wayland-0"), s("x11")).is_some());
+}
