@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use metaclaw_schedule::calendar::{
-    self, BusyBlock, CalendarClient, CalendarError, CalendarPoller, CalendarSource, ConnectedInfo,
-    Endpoints, Present, TokenStore,
+use metaclaw_schedule::calendar::{self, CalendarClient, CalendarPoller, TokenStore};
+pub use metaclaw_schedule::calendar::{
+    BusyBlock, CalendarError, CalendarSource, ConnectedInfo, Endpoints, Present, ShowUrl,
 };
 use metaclaw_schedule::clock::{Clock, SystemClock};
 use metaclaw_schedule::source::Source;
