@@ -79,7 +79,9 @@ impl Xvfb {
                 if child.try_wait().unwrap().is_some() {
                     break false;
                 }
-                if Path::new(&format!("/tmp/.X11-unix/X{n}")).exists() {
+                // Another process may have started a server on the same number at the same
+                // moment: only the one whose pid is in the lock file is ours.
+                if lock_owner(n) == Some(child.id()) {
                     match x11_server_answers(&display) {
                         Ok(()) => break true,
                         // With -auth this process has no cookie: a refusal means it is up.
@@ -121,11 +123,24 @@ impl Drop for Xvfb {
         while matches!(self.child.try_wait(), Ok(None)) && Instant::now() < deadline {
             thread::sleep(POLL);
         }
+        let killed = matches!(self.child.try_wait(), Ok(None));
         let _ = self.child.kill();
         let _ = self.child.wait();
-        let _ = std::fs::remove_file(format!("/tmp/.X11-unix/X{}", self.number));
-        let _ = std::fs::remove_file(format!("/tmp/.X{}-lock", self.number));
+        // Only a server that did not get to clean up leaves files behind, and only ours may go.
+        if killed && lock_owner(self.number) == Some(self.child.id()) {
+            let _ = std::fs::remove_file(format!("/tmp/.X11-unix/X{}", self.number));
+            let _ = std::fs::remove_file(format!("/tmp/.X{}-lock", self.number));
+        }
     }
+}
+
+/// The pid in display `n`'s lock file, which the X server holding `n` writes.
+fn lock_owner(n: u32) -> Option<u32> {
+    std::fs::read_to_string(format!("/tmp/.X{n}-lock"))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
 }
 
 /// This test binary, re-run on [`child`] alone in `mode`, with `DISPLAY` (and `XAUTHORITY` if
@@ -190,9 +205,17 @@ fn child() {
         // Run by hand with --ignored: nothing to do without the parent's display.
         return;
     };
-    let x = match X11Idle::try_connect() {
-        Ok(x) => x,
-        Err(e) => panic!("X11Idle::connect() found no display: {e}"),
+    // A server that resets when its last client leaves (hammer) may be mid-reset now, which
+    // the check rightly reports as unusable: retry until it is back.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let x = loop {
+        match X11Idle::try_connect() {
+            Ok(x) => break x,
+            Err(e) if mode != "hammer" || Instant::now() >= deadline => {
+                panic!("X11Idle::connect() found no display: {e}")
+            }
+            Err(_) => thread::sleep(POLL),
+        }
     };
     assert_eq!(x.name(), "x11");
     match mode.as_str() {
