@@ -133,7 +133,7 @@ pub fn parse_hhmm(which: &'static str, value: &str) -> Result<(u8, u8), Schedule
         h.parse().map_err(|_| invalid())?,
         m.parse().map_err(|_| invalid())?,
     );
-    check(which, time)?;
+    check(which, time).map_err(|_| invalid())?;
     Ok(time)
 }
 
