@@ -13,7 +13,6 @@
 //! `user-idle` can only read `$DISPLAY` (there is no way to name a display), so an `X11Idle`
 //! is only built for the display `$DISPLAY` names, and refuses to query if `$DISPLAY` changed.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -23,12 +22,14 @@ use super::IdleProbe;
 /// well under a millisecond; this only bounds a hung one.
 const TIMEOUT: Duration = Duration::from_millis(500);
 
+/// A `user-idle` call is running. One at a time in the whole process: Xlib is not set up for
+/// threads (nobody calls `XInitThreads`), and a hung call must not pile up more threads.
+static QUERYING: AtomicBool = AtomicBool::new(false);
+
 /// Keyboard/mouse idle time from the X server `$DISPLAY` names.
 #[derive(Debug)]
 pub struct X11Idle {
     display: String,
-    /// A `user-idle` call is still running (the server hung): don't pile up more threads.
-    busy: Arc<AtomicBool>,
 }
 
 impl X11Idle {
@@ -59,7 +60,6 @@ impl X11Idle {
         env_names(display)?;
         Ok(X11Idle {
             display: display.to_owned(),
-            busy: Arc::new(AtomicBool::new(false)),
         })
     }
 
@@ -86,14 +86,13 @@ impl IdleProbe for X11Idle {
         // `user-idle` on a vanished display is a crash, not an error.
         env_names(&self.display)?;
         let held = checked_connection(&self.display)?;
-        if self.busy.swap(true, Ordering::AcqRel) {
+        if QUERYING.swap(true, Ordering::AcqRel) {
             return Err(format!(
-                "X server {} did not answer the previous idle query",
+                "an X11 idle query on {} is still running (a previous one hung?)",
                 self.display
             ));
         }
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
-        let busy = Arc::clone(&self.busy);
         let spawned = std::thread::Builder::new()
             .name("x11-idle".to_owned())
             .spawn(move || {
@@ -104,12 +103,12 @@ impl IdleProbe for X11Idle {
                         .map(|t| t.duration())
                         .map_err(|e| format!("XScreenSaverQueryInfo failed: {e}"))
                 };
-                busy.store(false, Ordering::Release);
+                QUERYING.store(false, Ordering::Release);
                 // The caller may have given up waiting; nothing to do then.
                 let _ = tx.send(r);
             });
         if let Err(e) = spawned {
-            self.busy.store(false, Ordering::Release);
+            QUERYING.store(false, Ordering::Release);
             return Err(format!("cannot start the X11 idle query: {e}"));
         }
         match rx.recv_timeout(TIMEOUT) {
