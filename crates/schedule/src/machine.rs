@@ -66,6 +66,21 @@ pub struct Scheduler {
     outbox: VecDeque<Event>,
 }
 
+impl std::fmt::Debug for Scheduler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scheduler")
+            .field(
+                "sources",
+                &self.sources.iter().map(|s| s.reason()).collect::<Vec<_>>(),
+            )
+            .field("min_window", &self.min_window)
+            .field("pause", &self.pause)
+            .field("window", &self.window)
+            .field("step", &self.step)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Scheduler {
     /// `pause` is the saved one, if any; an already expired one is dropped. The window
     /// stays closed until the first [`tick`](Self::tick).

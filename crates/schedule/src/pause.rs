@@ -86,7 +86,14 @@ impl PauseFile {
         if written.is_err() {
             let _ = std::fs::remove_file(&tmp);
         }
-        written.map_err(write_err)
+        written.map_err(write_err)?;
+        // The rename is durable only once the directory is flushed; failing that is no
+        // reason to report the pause unsaved.
+        #[cfg(unix)]
+        if let Ok(d) = std::fs::File::open(&dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
     }
 
     /// Removes the pause; no file is fine.
