@@ -2,4 +2,5 @@
 //! proxy talks to, and the load generator.
 
 pub mod bench;
+pub mod fake_google;
 pub mod fake_upstream;
