@@ -6,6 +6,8 @@ use std::time::{Duration, Instant};
 
 use metaclaw_proxy::seams::TurnSink;
 use metaclaw_proxy::{AppState, SharedState};
+use metaclaw_schedule::clock::{Clock, SystemClock};
+use metaclaw_schedule::idle::LastActivity;
 use metaclaw_skills::retrieval::Fusion;
 
 use tokio::net::TcpListener;
@@ -21,6 +23,7 @@ use crate::memory::{Memory, MemoryConfig, MemorySettings, Policies, Vectors, pol
 use crate::paths::{Paths, PathsError};
 use crate::recorder::{self, RecorderWorker};
 use crate::runfiles::{self, InstanceLock, RunError, RunInfo};
+use crate::schedule::{self, Gate, Windows};
 use crate::secrets::{SecretError, SecretStore, ensure_proxy_key};
 use crate::skills::evolution::{Evolution, EvolutionSettings, LearningSink, Worker};
 use crate::skills::{SemanticQuery, SemanticSetup, SkillsRuntime};
@@ -106,6 +109,16 @@ impl Engine {
             );
         }
 
+        let shutdown = CancellationToken::new();
+        // Before the learning jobs: they may wait on its windows.
+        let last_request = LastActivity::new(SystemClock.now());
+        let windows = start_scheduler(&config, &paths, &secrets, &last_request, &shutdown).await?;
+        let gate = if config.scheduler.gate_background_learning {
+            Gate::new(windows.clone())
+        } else {
+            Gate::ungated()
+        };
+
         let (recorder, worker) = recorder::start(&paths.db, RECORDER_CAPACITY)
             .map_err(|e| EngineError::Recorder(e.to_string()))?;
         let embedder = query_embedder(&config, models.embeddings.as_ref());
@@ -125,10 +138,16 @@ impl Engine {
         } else {
             None
         };
-        let evolution =
-            start_evolution(&config, &paths, skills.as_ref(), models.evolver, &recorder);
+        let evolution = start_evolution(
+            &config,
+            &paths,
+            skills.as_ref(),
+            models.evolver,
+            &recorder,
+            gate.clone(),
+        );
         let vectors = memory_vectors(&config, &paths, models.embeddings, embedder);
-        let memory = start_memory(&config, &paths, models.extractor, vectors, &recorder);
+        let memory = start_memory(&config, &paths, models.extractor, vectors, &recorder, gate);
         let sink: Arc<dyn TurnSink> = Arc::new(LearningSink {
             recorder: recorder.clone(),
             evolution: evolution.clone(),
@@ -168,6 +187,7 @@ impl Engine {
         let addr = listener
             .local_addr()
             .map_err(|e| EngineError::Bind(e.to_string()))?;
+        schedule::follow_requests(state.clone(), last_request, shutdown.clone());
 
         let run_info = RunInfo::publish(&paths, addr.port())?;
         let token = run_info
@@ -175,7 +195,6 @@ impl Engine {
             .as_ref()
             .map(|t| t.expose().to_string())
             .unwrap_or_default();
-        let shutdown = CancellationToken::new();
         let (agents_admin, reconnect) = {
             // Agents are pointed at the port actually listened on (`--port 0` included).
             let mut config = config.clone();
@@ -203,6 +222,7 @@ impl Engine {
             }),
             memory: memory.clone(),
             agents: agents_admin,
+            scheduler: windows,
         });
         let compat = Arc::new(CompatState {
             proxy: state.clone(),
@@ -286,6 +306,22 @@ async fn install_skills(dir: std::path::PathBuf) {
     }
 }
 
+/// The training-window service, ticking until `shutdown`. Built off the runtime's workers:
+/// finding the X display connects to it.
+async fn start_scheduler(
+    config: &Config,
+    paths: &Paths,
+    secrets: &SecretStore,
+    last_request: &LastActivity,
+    shutdown: &CancellationToken,
+) -> Result<Windows, EngineError> {
+    let (config, paths, secrets) = (config.clone(), paths.clone(), secrets.clone());
+    let (last, shutdown) = (last_request.clone(), shutdown.clone());
+    tokio::task::spawn_blocking(move || schedule::start(&config, &paths, &secrets, last, shutdown))
+        .await
+        .map_err(|e| EngineError::Task(e.to_string()))
+}
+
 /// Models the background jobs call, resolved once at start (reading keys blocks).
 struct JobModels {
     evolver: Option<Endpoint>,
@@ -301,6 +337,7 @@ fn start_memory(
     extractor: Option<Endpoint>,
     vectors: Option<Arc<Vectors>>,
     recorder: &crate::recorder::RecorderHandle,
+    gate: Gate,
 ) -> Option<Memory> {
     if !config.memory.enabled {
         return None;
@@ -309,20 +346,23 @@ fn start_memory(
         tracing::info!("memory extraction uses the rule-based extractor: no model configured");
     }
     let http = background_http("memory")?;
-    Some(Memory::start(MemoryConfig {
-        db: paths.db.clone(),
-        recorder: recorder.clone(),
-        endpoint: extractor,
-        http,
-        settings: MemorySettings {
-            auto: config.memory.auto_extract && !config.memory.manual_trigger,
-            flush_every: config.memory.flush_every,
-            consolidate: config.memory.auto_consolidate,
-            adaptive: config.memory.adaptive_policy,
+    Some(Memory::start_gated(
+        MemoryConfig {
+            db: paths.db.clone(),
+            recorder: recorder.clone(),
+            endpoint: extractor,
+            http,
+            settings: MemorySettings {
+                auto: config.memory.auto_extract && !config.memory.manual_trigger,
+                flush_every: config.memory.flush_every,
+                consolidate: config.memory.auto_consolidate,
+                adaptive: config.memory.adaptive_policy,
+            },
+            policies: Arc::new(Policies::new(policies::configured(&config.memory))),
+            vectors,
         },
-        policies: Arc::new(Policies::new(policies::configured(&config.memory))),
-        vectors,
-    }))
+        gate,
+    ))
 }
 
 /// Whether skills or memory retrieve by meaning, and so need an embeddings API.
@@ -386,6 +426,7 @@ fn start_evolution(
     skills: Option<&SkillsRuntime>,
     evolver: Option<Endpoint>,
     recorder: &crate::recorder::RecorderHandle,
+    gate: Gate,
 ) -> Option<Evolution> {
     let skills = skills?;
     let Some(endpoint) = evolver else {
@@ -395,20 +436,23 @@ fn start_evolution(
         return None;
     };
     let http = background_http("skill evolution")?;
-    Some(Evolution::start(Worker {
-        endpoint,
-        http,
-        current: skills.current.clone(),
-        swapped: skills.swapped.clone(),
-        dir: skills.dir.clone(),
-        db: paths.db.clone(),
-        recorder: recorder.clone(),
-        settings: EvolutionSettings {
-            auto: config.skills.auto_evolve,
-            every_n_turns: config.skills.evolution_every_n_turns,
-            max_new: config.skills.max_new_skills as usize,
+    Some(Evolution::start_gated(
+        Worker {
+            endpoint,
+            http,
+            current: skills.current.clone(),
+            swapped: skills.swapped.clone(),
+            dir: skills.dir.clone(),
+            db: paths.db.clone(),
+            recorder: recorder.clone(),
+            settings: EvolutionSettings {
+                auto: config.skills.auto_evolve,
+                every_n_turns: config.skills.evolution_every_n_turns,
+                max_new: config.skills.max_new_skills as usize,
+            },
         },
-    }))
+        gate,
+    ))
 }
 
 /// What the `embedding` and `hybrid` modes need; `None` in `template` mode, or when no

@@ -6,6 +6,7 @@ mod memory;
 mod memory_policy;
 mod providers;
 mod routes;
+mod scheduler;
 mod skills;
 mod status;
 

@@ -45,6 +45,8 @@ pub struct AdminState {
     pub memory: Option<Memory>,
     /// `/api/agents`: where agents are pointed, and writes to their files one at a time.
     pub agents: AgentsAdmin,
+    /// `/api/scheduler`: training windows and the pause (every mode).
+    pub scheduler: crate::schedule::Windows,
 }
 
 pub fn router(state: Arc<AdminState>) -> Router {
@@ -59,6 +61,7 @@ pub fn router(state: Arc<AdminState>) -> Router {
         .merge(memory_policy::router())
         .merge(super::providers::router())
         .merge(super::agents::router())
+        .merge(super::scheduler::router())
         .route_layer(middleware::from_fn_with_state(state.clone(), require_token))
         .with_state(state)
 }

@@ -21,6 +21,8 @@ use super::reader::Readers;
 use super::vectors::Vectors;
 use crate::llm::Endpoint;
 use crate::recorder::{RecorderHandle, unix_ms};
+use crate::schedule::gate::{Done, Held, run_in_windows};
+use crate::schedule::{Gate, StopSignal};
 
 /// Jobs waiting; beyond this a trigger is dropped (logged): the next one reads the same
 /// turns, since each reads everything not yet extracted.
@@ -83,7 +85,17 @@ pub struct Memory {
 
 impl Memory {
     pub fn start(config: MemoryConfig) -> Memory {
+        Self::start_gated(config, Gate::ungated())
+    }
+
+    /// Like [`Memory::start`]; when `gate` is gated, consolidation after extraction waits
+    /// for a training window (the scopes to consolidate are held until then). Extraction
+    /// and consolidation asked for explicitly run at once.
+    pub fn start_gated(config: MemoryConfig, gate: Gate) -> Memory {
         let (tx, rx) = mpsc::channel(QUEUE);
+        let deferred = gate
+            .is_gated()
+            .then(|| defer_consolidation(gate, tx.downgrade()));
         let memory = Memory {
             tx,
             readers: Readers::new(config.db.clone()),
@@ -92,7 +104,7 @@ impl Memory {
             settings: config.settings.clone(),
             counts: Arc::new(Mutex::new(HashMap::new())),
         };
-        tokio::spawn(run(config, rx));
+        tokio::spawn(run(config, rx, deferred));
         memory
     }
 
@@ -273,7 +285,45 @@ impl Memory {
     }
 }
 
-async fn run(config: MemoryConfig, mut jobs: mpsc::Receiver<Job>) {
+/// Scopes to consolidate in the next window, run through the worker (the one writer) one
+/// at a time under the window's permit. A consolidation is one short transaction: once
+/// started it finishes; the scopes after it wait for the next window.
+fn defer_consolidation(gate: Gate, worker: mpsc::WeakSender<Job>) -> Arc<Held<String>> {
+    let held = Arc::new(Held::default());
+    run_in_windows(
+        gate,
+        "memory.consolidation",
+        held.clone(),
+        move |scope, _: StopSignal| {
+            let worker = worker.clone();
+            async move {
+                let Some(tx) = worker.upgrade() else {
+                    return Done::End;
+                };
+                let (reply, done) = oneshot::channel();
+                let job = Job::Consolidate {
+                    scope,
+                    reply: Some(reply),
+                };
+                if tx.send(job).await.is_err() {
+                    return Done::End;
+                }
+                drop(tx);
+                match done.await {
+                    Ok(_) => Done::Yes,
+                    Err(_) => Done::End,
+                }
+            }
+        },
+    );
+    held
+}
+
+async fn run(
+    config: MemoryConfig,
+    mut jobs: mpsc::Receiver<Job>,
+    deferred: Option<Arc<Held<String>>>,
+) {
     let extractor = Extractor {
         db: &config.db,
         recorder: &config.recorder,
@@ -311,7 +361,12 @@ async fn run(config: MemoryConfig, mut jobs: mpsc::Receiver<Job>) {
                     || !out.applied.updated.is_empty()
                     || !out.applied.superseded.is_empty();
                 if config.settings.consolidate && changed {
-                    let _ = consolidate(&config.db, &out.scope).await;
+                    match &deferred {
+                        Some(held) => held.add(out.scope.clone()),
+                        None => {
+                            let _ = consolidate(&config.db, &out.scope).await;
+                        }
+                    }
                 }
                 if changed && let Some(v) = &config.vectors {
                     index(v, &out.scope).await;

@@ -18,6 +18,7 @@ use super::job::{Job, Outcome, Trigger};
 use crate::learned_turns;
 use crate::llm::{self, Completion, Endpoint};
 use crate::recorder::{RecorderHandle, unix_ms};
+use crate::schedule::{Gate, Permit, StopSignal};
 use crate::skills::CurrentSkills;
 
 /// Evolutions waiting; beyond this a trigger is dropped (logged): the next one will cover
@@ -29,6 +30,10 @@ const RELATED: usize = 5;
 const MAX_TOKENS: u32 = 4000;
 /// How long to wait for the library to load what was just written.
 const RELOAD_WAIT: Duration = Duration::from_secs(10);
+/// Who holds the training window while evolving (status, logs).
+const OWNER: &str = "skills.evolution";
+/// An evolution stopped by its window closing: not logged, run again in the next window.
+const INTERRUPTED: &str = "interrupted";
 
 #[derive(Debug, Clone)]
 pub struct EvolutionSettings {
@@ -63,9 +68,16 @@ pub struct Worker {
 impl Evolution {
     /// Starts the worker task; it ends when every handle is dropped.
     pub fn start(worker: Worker) -> Evolution {
+        Self::start_gated(worker, Gate::ungated())
+    }
+
+    /// Like [`Evolution::start`], with the automatic triggers (every N turns, session end)
+    /// held for a training window when `gate` is gated. Evolutions asked for explicitly
+    /// (admin API, the RL trainer, itself gated) run at once.
+    pub fn start_gated(worker: Worker, gate: Gate) -> Evolution {
         let (tx, rx) = mpsc::channel(QUEUE);
         let settings = worker.settings.clone();
-        tokio::spawn(run(worker, rx));
+        tokio::spawn(run(worker, rx, gate));
         Evolution {
             tx,
             settings,
@@ -166,36 +178,80 @@ impl Evolution {
     }
 }
 
-async fn run(mut worker: Worker, mut jobs: mpsc::Receiver<Job>) {
-    while let Some(job) = jobs.recv().await {
-        let outcome = evolve(&mut worker, &job).await;
-        if outcome.outcome != "skipped" {
-            log_event(&worker, &outcome).await;
+async fn run(mut worker: Worker, mut jobs: mpsc::Receiver<Job>, gate: Gate) {
+    // Automatic evolutions waiting for a window, one per session: each reads every turn of
+    // its session not yet evolved on, so a second trigger adds nothing.
+    let mut held: Vec<Job> = Vec::new();
+    loop {
+        let job = tokio::select! {
+            // The permit first: once granted it must be used, not dropped for a new job.
+            biased;
+            permit = gate.permit(OWNER), if !held.is_empty() => {
+                run_held(&mut worker, &mut held, permit).await;
+                continue;
+            }
+            job = jobs.recv() => match job {
+                Some(job) => job,
+                None => break,
+            },
+        };
+        let automatic = matches!(job.trigger, Trigger::EveryNTurns | Trigger::SessionEnd);
+        if gate.is_gated() && automatic {
+            if !held.iter().any(|h| h.sessions == job.sessions) {
+                held.push(job);
+            }
+            continue;
         }
-        match outcome.outcome.as_str() {
-            "failed" => tracing::warn!(
-                trigger = outcome.trigger.as_str(),
-                error = outcome.error.as_deref().unwrap_or_default(),
-                "skill evolution failed"
-            ),
-            _ => tracing::info!(
-                trigger = outcome.trigger.as_str(),
-                added = ?outcome.added,
-                improved = ?outcome.improved,
-                rejected = outcome.rejected.len(),
-                "skill evolution: {}",
-                outcome.outcome
-            ),
+        let outcome = evolve(&mut worker, &job, &StopSignal::never()).await;
+        report(&worker, job, outcome).await;
+    }
+}
+
+/// Held evolutions, oldest first, until done or the window closes; one stopped halfway
+/// stays held (its turns are not marked evolved on), so the next window runs it again.
+async fn run_held(worker: &mut Worker, held: &mut Vec<Job>, permit: Permit) {
+    let stop = permit.signal();
+    while !permit.is_stopped() && !held.is_empty() {
+        let outcome = evolve(worker, &held[0], &stop).await;
+        if outcome.outcome == INTERRUPTED {
+            tracing::info!(
+                held = held.len(),
+                "training window closed; skill evolution continues in the next one"
+            );
+            break;
         }
-        if let Some(reply) = job.reply {
-            let _ = reply.send(outcome);
-        }
+        let job = held.remove(0);
+        report(worker, job, outcome).await;
+    }
+}
+
+async fn report(worker: &Worker, job: Job, outcome: Outcome) {
+    if outcome.outcome != "skipped" {
+        log_event(worker, &outcome).await;
+    }
+    match outcome.outcome.as_str() {
+        "failed" => tracing::warn!(
+            trigger = outcome.trigger.as_str(),
+            error = outcome.error.as_deref().unwrap_or_default(),
+            "skill evolution failed"
+        ),
+        _ => tracing::info!(
+            trigger = outcome.trigger.as_str(),
+            added = ?outcome.added,
+            improved = ?outcome.improved,
+            rejected = outcome.rejected.len(),
+            "skill evolution: {}",
+            outcome.outcome
+        ),
+    }
+    if let Some(reply) = job.reply {
+        let _ = reply.send(outcome);
     }
 }
 
 /// One evolution. Only a completed one moves the session's high-water mark: after a failure
 /// the same turns are offered again at the next trigger (the prompt keeps the newest few).
-async fn evolve(worker: &mut Worker, job: &Job) -> Outcome {
+async fn evolve(worker: &mut Worker, job: &Job, stop: &StopSignal) -> Outcome {
     let mut out = Outcome {
         trigger: job.trigger,
         sessions: job.sessions.clone(),
@@ -243,7 +299,16 @@ async fn evolve(worker: &mut Worker, job: &Job) -> Outcome {
         max_tokens: MAX_TOKENS,
         json_schema: Some(("skills".into(), evolve::response_schema())),
     };
-    let answer = match llm::complete(&worker.http, &worker.endpoint, &request).await {
+    // The model call is the long part, and nothing is written before it ends: the one
+    // place a closing window stops an evolution.
+    let answer = tokio::select! {
+        answer = llm::complete(&worker.http, &worker.endpoint, &request) => answer,
+        () = stop.stopped() => {
+            out.outcome = INTERRUPTED.into();
+            return out;
+        }
+    };
+    let answer = match answer {
         Ok(a) => a,
         Err(e) => return failed(out, e.to_string()),
     };

@@ -1,0 +1,96 @@
+//! Agent requests as activity, for the idle fallback where no display exists: the proxy
+//! already counts every agent request (`Stats`, for status); a watcher turns a change of
+//! that count into a touch of `LastActivity`. Nothing is added to the request path.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use metaclaw_proxy::SharedState;
+use metaclaw_schedule::clock::{Clock, SystemClock};
+use metaclaw_schedule::idle::LastActivity;
+use tokio_util::sync::CancellationToken;
+
+/// A request is seen within this; far below any idle threshold (minutes).
+const POLL: Duration = Duration::from_secs(1);
+
+/// Touches `last` whenever the proxy has served a new agent request, until `shutdown`.
+pub fn follow_requests(
+    proxy: SharedState,
+    last: LastActivity,
+    shutdown: CancellationToken,
+) -> tokio::task::JoinHandle<()> {
+    follow(
+        move || proxy.stats.snapshot().requests,
+        last,
+        Arc::new(SystemClock),
+        POLL,
+        shutdown,
+    )
+}
+
+fn follow(
+    count: impl Fn() -> u64 + Send + 'static,
+    last: LastActivity,
+    clock: Arc<dyn Clock>,
+    poll: Duration,
+    shutdown: CancellationToken,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut seen = count();
+        let mut every = tokio::time::interval(poll);
+        loop {
+            tokio::select! {
+                _ = every.tick() => {}
+                () = shutdown.cancelled() => return,
+            }
+            let now = count();
+            if now != seen {
+                seen = now;
+                last.touch(clock.now());
+            }
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    use jiff::Timestamp;
+    use metaclaw_schedule::clock::FakeClock;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn a_new_request_touches_last_activity() {
+        let poll = Duration::from_millis(10);
+        let start: Timestamp = "2026-12-03T10:00:00Z".parse().unwrap();
+        let clock = FakeClock::new(start, jiff::tz::TimeZone::UTC);
+        let last = LastActivity::new(start);
+        let requests = Arc::new(AtomicU64::new(5));
+        let stop = CancellationToken::new();
+        let counter = requests.clone();
+        let task = follow(
+            move || counter.load(Ordering::Relaxed),
+            last.clone(),
+            Arc::new(clock.clone()),
+            poll,
+            stop.clone(),
+        );
+        clock.advance(Duration::from_secs(600));
+        tokio::time::sleep(poll * 5).await;
+        // No new request: still the start.
+        assert_eq!(last.last(), start);
+        requests.fetch_add(1, Ordering::Relaxed);
+        let touched = tokio::time::timeout(Duration::from_secs(5), async {
+            while last.last() == start {
+                tokio::time::sleep(poll).await;
+            }
+        })
+        .await;
+        assert!(touched.is_ok(), "the new request was not seen");
+        assert_eq!(last.last(), clock.now());
+        stop.cancel();
+        task.await.unwrap();
+    }
+}

@@ -1,0 +1,184 @@
+//! The scheduler in words, for status lines: "open (sleep) until 07:00", "next window:
+//! tonight 23:00 (sleep)", "after the pause ends at 18:00".
+
+use jiff::ZonedDateTime;
+use metaclaw_schedule::clock::{Clock, SystemClock, describe_time};
+use metaclaw_schedule::source::{Reading, Reason, Upcoming};
+
+use super::view::{SchedulerStatus, Words};
+
+/// `metaclaw scheduler status`, line by line, at this process's clock and time zone.
+pub fn status_lines(s: &SchedulerStatus) -> Vec<String> {
+    status_lines_at(s, &SystemClock.now_zoned())
+}
+
+pub fn status_lines_at(s: &SchedulerStatus, now: &ZonedDateTime) -> Vec<String> {
+    let mut lines = vec![
+        format!("training windows: {}", state(s, now)),
+        format!("  {}", next_window(s, now)),
+    ];
+    let sleep = match &s.sources.sleep_hours {
+        Some(hours) => format!("{hours} ({})", reading(s, Reason::Sleep, now)),
+        None => "off".to_string(),
+    };
+    lines.push(format!("  sleep hours:  {sleep}"));
+    let idle = if s.running {
+        format!(
+            "after {} min without keyboard or mouse ({}; {})",
+            s.sources.idle_threshold_minutes,
+            s.sources.idle_probe.as_deref().unwrap_or("unknown"),
+            reading(s, Reason::Idle, now)
+        )
+    } else {
+        format!(
+            "after {} min without keyboard or mouse (read while MetaClaw runs)",
+            s.sources.idle_threshold_minutes
+        )
+    };
+    lines.push(format!("  idle:         {idle}"));
+    let calendar = match (s.running, s.sources.calendar) {
+        (true, true) => format!(
+            "meetings you accepted ({})",
+            reading(s, Reason::Calendar, now)
+        ),
+        (true, false) => "off (metaclaw scheduler calendar connect)".to_string(),
+        (false, _) => "read while MetaClaw runs".to_string(),
+    };
+    lines.push(format!("  calendar:     {calendar}"));
+    let pause = match &s.pause {
+        None => "none".to_string(),
+        Some(p) => match p.until {
+            Some(t) => format!(
+                "until {} (since {})",
+                describe_time(t, now),
+                describe_time(p.since, now)
+            ),
+            None => format!("until resumed (since {})", describe_time(p.since, now)),
+        },
+    };
+    lines.push(format!("  pause:        {pause}"));
+    if let Some(problem) = &s.pause_problem {
+        lines.push(format!("  pause file:   {problem}"));
+    }
+    lines.push(format!(
+        "  min window:   {} min for a step",
+        s.min_window_minutes
+    ));
+    lines.push(format!(
+        "  background learning: {}",
+        if s.gate_background_learning {
+            "waits for a window (scheduler.gate_background_learning)"
+        } else {
+            "runs whenever there is work"
+        }
+    ));
+    for problem in &s.sources.problems {
+        lines.push(format!("  problem:      {problem}"));
+    }
+    if !s.running {
+        lines.push(
+            "MetaClaw is not running: this is the sleep hours and the pause only; idle and calendar are read only while it runs".to_string(),
+        );
+    }
+    lines
+}
+
+/// One source's last reading in words ("open until 07:00", "closed").
+fn reading(s: &SchedulerStatus, reason: Reason, now: &ZonedDateTime) -> String {
+    match s
+        .readings
+        .iter()
+        .find(|r| r.reason == reason)
+        .map(|r| &r.reading)
+    {
+        Some(Reading::Open { until: Some(t) }) => format!("open until {}", describe_time(*t, now)),
+        Some(Reading::Open { until: None }) => "open now".to_string(),
+        Some(Reading::Closed) => "closed".to_string(),
+        Some(Reading::Unavailable { detail }) => format!("unavailable: {detail}"),
+        None => "not read yet".to_string(),
+    }
+}
+
+/// The words again, in this process's time zone and at its clock (the CLI renders what the
+/// engine sent for the user's terminal).
+pub fn render_now(status: &SchedulerStatus) -> Words {
+    let now = SystemClock.now_zoned();
+    Words {
+        state: state(status, &now),
+        next_window: next_window(status, &now),
+    }
+}
+
+pub fn state(s: &SchedulerStatus, now: &ZonedDateTime) -> String {
+    let mut line = match s.state.as_str() {
+        "open" => format!("open ({}){}", reasons(&s.reasons), until(s, now)),
+        "running" => format!(
+            "open ({}){}, running a step ({})",
+            reasons(&s.reasons),
+            until(s, now),
+            s.owner.as_deref().unwrap_or("unknown")
+        ),
+        "paused" => match s.until {
+            Some(t) => format!("paused until {}", describe_time(t, now)),
+            None => "paused until resumed".to_string(),
+        },
+        _ => "waiting for a window".to_string(),
+    };
+    if let Some(owner) = &s.stopping {
+        line.push_str(&format!(", a step is stopping ({owner})"));
+    }
+    line
+}
+
+pub fn next_window(s: &SchedulerStatus, now: &ZonedDateTime) -> String {
+    let body = match s.state.as_str() {
+        "open" | "running" => format!("now ({}){}", reasons(&s.reasons), until(s, now)),
+        "paused" => match s.until {
+            None => "none while paused (until resumed: `metaclaw resume`)".to_string(),
+            Some(end) => {
+                let ends = describe_time(end, now);
+                match &s.next {
+                    Some(next) if next.starts <= end => {
+                        format!("after the pause ends at {ends} ({})", next.reason)
+                    }
+                    Some(next) => {
+                        format!(
+                            "after the pause ends at {ends}, then {}",
+                            upcoming(next, now)
+                        )
+                    }
+                    None => format!("after the pause ends at {ends} (none predicted)"),
+                }
+            }
+        },
+        _ => match &s.next {
+            Some(next) => upcoming(next, now),
+            None => "none predicted".to_string(),
+        },
+    };
+    format!("next window: {body}")
+}
+
+/// "tonight 23:00 (sleep)", "tomorrow 14:00 (calendar) until 15:00": a meeting's end is
+/// worth saying, a night's is not.
+fn upcoming(next: &Upcoming, now: &ZonedDateTime) -> String {
+    let mut line = next.describe(now);
+    if let (Reason::Calendar, Some(end)) = (next.reason, next.ends) {
+        line.push_str(&format!(" until {}", describe_time(end, now)));
+    }
+    line
+}
+
+fn until(s: &SchedulerStatus, now: &ZonedDateTime) -> String {
+    s.until
+        .map(|t| format!(" until {}", describe_time(t, now)))
+        .unwrap_or_default()
+}
+
+fn reasons(reasons: &[Reason]) -> String {
+    reasons
+        .iter()
+        .map(Reason::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
