@@ -70,8 +70,13 @@ pub async fn connect(
     .await
     .map_err(|e| CalendarError::SignIn(e.to_string()))?;
     let scopes = [SCOPE];
-    tokio::time::timeout(CONNECT_TIMEOUT, auth.token(&scopes))
-        .await
+    // yup-oauth2 logs the authorization code and the raw token response at debug level
+    // (bridged into tracing when a subscriber forwards `log`): cap `log` while it runs.
+    let level = log::max_level();
+    log::set_max_level(level.min(log::LevelFilter::Info));
+    let outcome = tokio::time::timeout(CONNECT_TIMEOUT, auth.token(&scopes)).await;
+    log::set_max_level(level);
+    outcome
         .map_err(|_| CalendarError::Timeout(CONNECT_TIMEOUT.as_secs()))?
         .map_err(|e| CalendarError::SignIn(sign_in_error(&e)))?;
     // yup-oauth2 saved the token through the adapter; make sure it is usable.
