@@ -14,10 +14,17 @@ pub struct BusyBlock {
 }
 
 /// Whether `event` keeps the user busy: not cancelled, opaque (not shown as "free"), with a
-/// start and end time (all-day events are not meetings), and accepted or organised by the
-/// user — declined, tentative and unanswered invitations do not count.
+/// start and end time (all-day events are not meetings), not focus time or a working
+/// location (the user is at the keyboard), and accepted or organised by the user —
+/// declined, tentative and unanswered invitations do not count.
 pub fn is_busy(event: &Event) -> bool {
     if event.status.as_deref() == Some("cancelled") {
+        return false;
+    }
+    if matches!(
+        event.event_type.as_deref(),
+        Some("focusTime" | "workingLocation")
+    ) {
         return false;
     }
     if event.transparency.as_deref() == Some("transparent") {
@@ -162,6 +169,9 @@ mod tests {
         assert!(!is_busy(&timed(json!({"transparency": "transparent"}))));
         assert!(is_busy(&timed(json!({"transparency": "opaque"}))));
         assert!(!is_busy(&timed(json!({"status": "cancelled"}))));
+        assert!(!is_busy(&timed(json!({"eventType": "focusTime"}))));
+        assert!(!is_busy(&timed(json!({"eventType": "workingLocation"}))));
+        assert!(is_busy(&timed(json!({"eventType": "outOfOffice"}))));
         assert!(!is_busy(&event(json!({
             "start": {"date": "2026-03-02"}, "end": {"date": "2026-03-03"}
         }))));

@@ -16,7 +16,8 @@ pub struct CalendarPoller {
 }
 
 impl CalendarPoller {
-    /// Polls `client` every `interval` (at least one second) into `source`.
+    /// Polls `client` every `interval` (at least 10 ms) into `source`; the first poll is
+    /// immediate.
     pub fn new(
         client: CalendarClient,
         source: CalendarSource,

@@ -176,3 +176,50 @@ pub fn import_legacy_token(file_json: &str) -> Result<Option<StoredToken>, Calen
         expires_at: Some(expires_at.unwrap_or(0)),
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn legacy_google_auth_files_keep_the_refresh_token_and_drop_the_client_secret() {
+        let t = import_legacy_token(
+            r#"{"token": "ya29.a", "refresh_token": "1//r", "token_uri": "https://oauth2.googleapis.com/token",
+                "client_id": "id", "client_secret": "shh", "scopes": ["s"], "expiry": "2024-05-01T10:00:00.123456Z"}"#,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(t.refresh_token.as_deref(), Some("1//r"));
+        assert_eq!(t.access_token.as_deref(), Some("ya29.a"));
+        assert_eq!(t.expires_at, Some(1_714_557_600));
+        assert!(!t.to_json().unwrap().contains("shh"));
+        let naive =
+            import_legacy_token(r#"{"refresh_token": "1//r", "expiry": "2024-05-01T10:00:00"}"#)
+                .unwrap()
+                .unwrap();
+        assert_eq!(naive.expires_at, Some(1_714_557_600));
+        assert!(
+            import_legacy_token(r#"{"token": "ya29.a"}"#)
+                .unwrap()
+                .is_none()
+        );
+        assert!(import_legacy_token("not json").is_err());
+    }
+
+    #[test]
+    fn an_access_token_near_its_expiry_is_not_fresh() {
+        let t = StoredToken {
+            access_token: Some("a".into()),
+            refresh_token: Some("r".into()),
+            expires_at: Some(1000),
+        };
+        assert_eq!(t.fresh_access(900, 60), Some("a"));
+        assert_eq!(t.fresh_access(940, 60), None);
+        assert_eq!(t.fresh_access(2000, 60), None);
+        let no_expiry = StoredToken {
+            expires_at: None,
+            ..t
+        };
+        assert_eq!(no_expiry.fresh_access(2000, 60), Some("a"));
+    }
+}
