@@ -47,30 +47,9 @@ async fn run(home: &Home, fake: &FakeGoogle, args: &'static [&'static str]) -> O
     .unwrap()
 }
 
-#[tokio::test]
-async fn connect_status_and_disconnect_through_the_binary() {
-    let fake = FakeGoogle::start().await.unwrap();
-    let now = Timestamp::from_second(Timestamp::now().as_second()).unwrap();
-    fake.set_events(
-        "primary",
-        vec![json!({
-            "summary": "Quarterly review",
-            "start": {"dateTime": now.checked_add(SignedDuration::from_mins(30)).unwrap().to_string()},
-            "end": {"dateTime": now.checked_add(SignedDuration::from_mins(90)).unwrap().to_string()},
-        })],
-    );
-    let home = Home::new("");
-    let secrets = fake.write_client_secrets(home.path()).unwrap();
-    std::fs::write(
-        home.path().join("config.yaml"),
-        format!(
-            "scheduler:\n  calendar:\n    credentials_path: {}\n",
-            secrets.display()
-        ),
-    )
-    .unwrap();
-
-    // connect --no-browser: read the address from stdout, open it as a browser would.
+/// `scheduler calendar connect --no-browser`, reading the address from stdout and opening it
+/// as a browser would. Returns the exit status and stdout.
+async fn cli_connect(home: &Home, fake: &FakeGoogle) -> (std::process::ExitStatus, String) {
     let mut cmd = home.cmd(
         "file",
         &["scheduler", "calendar", "connect", "--no-browser"],
@@ -108,6 +87,33 @@ async fn connect_status_and_disconnect_through_the_binary() {
     .expect("connect exits once signed in")
     .unwrap();
     let out = reader.join().unwrap();
+    (status, out)
+}
+
+#[tokio::test]
+async fn connect_status_and_disconnect_through_the_binary() {
+    let fake = FakeGoogle::start().await.unwrap();
+    let now = Timestamp::from_second(Timestamp::now().as_second()).unwrap();
+    fake.set_events(
+        "primary",
+        vec![json!({
+            "summary": "Quarterly review",
+            "start": {"dateTime": now.checked_add(SignedDuration::from_mins(30)).unwrap().to_string()},
+            "end": {"dateTime": now.checked_add(SignedDuration::from_mins(90)).unwrap().to_string()},
+        })],
+    );
+    let home = Home::new("");
+    let secrets = fake.write_client_secrets(home.path()).unwrap();
+    std::fs::write(
+        home.path().join("config.yaml"),
+        format!(
+            "scheduler:\n  calendar:\n    credentials_path: {}\n",
+            secrets.display()
+        ),
+    )
+    .unwrap();
+
+    let (status, out) = cli_connect(&home, &fake).await;
     assert!(status.success(), "{out}");
     assert!(out.contains("Connected to Google Calendar"), "{out}");
     assert!(out.contains("1 busy block in the next 24 hours"), "{out}");
@@ -174,4 +180,84 @@ async fn connect_without_client_secrets_says_what_to_set() {
         text(&o)
     );
     assert!(fake.token_requests().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_running_daemon_opens_a_window_during_an_accepted_meeting() {
+    let fake = FakeGoogle::start().await.unwrap();
+    let now = Timestamp::from_second(Timestamp::now().as_second()).unwrap();
+    let end = now.checked_add(SignedDuration::from_mins(40)).unwrap();
+    fake.set_events(
+        "primary",
+        vec![
+            json!({
+                "summary": "Declined offsite",
+                "start": {"dateTime": now.checked_sub(SignedDuration::from_mins(10)).unwrap().to_string()},
+                "end": {"dateTime": now.checked_add(SignedDuration::from_mins(300)).unwrap().to_string()},
+                "attendees": [{"email": "me@example.com", "self": true, "responseStatus": "declined"}],
+            }),
+            json!({
+                "summary": "Board meeting",
+                "start": {"dateTime": now.checked_sub(SignedDuration::from_mins(5)).unwrap().to_string()},
+                "end": {"dateTime": end.to_string()},
+                "attendees": [{"email": "me@example.com", "self": true, "responseStatus": "accepted"}],
+            }),
+        ],
+    );
+    let port = common::daemon::free_port();
+    let home = Home::new("");
+    let secrets = fake.write_client_secrets(home.path()).unwrap();
+    std::fs::write(
+        home.path().join("config.yaml"),
+        format!(
+            "proxy:\n  port: {port}\nscheduler:\n  calendar:\n    credentials_path: {}\n",
+            secrets.display()
+        ),
+    )
+    .unwrap();
+    let (status, out) = cli_connect(&home, &fake).await;
+    assert!(status.success(), "{out}");
+
+    let o = run(&home, &fake, &["start", "--daemon"]).await;
+    assert!(o.status.success(), "{}", text(&o));
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let o = run(&home, &fake, &["scheduler", "status", "--json"]).await;
+        assert!(o.status.success(), "{}", text(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["sources"]["calendar"], json!(true), "{v}");
+        let calendar = v["readings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["reason"] == "calendar")
+            .cloned()
+            .unwrap_or_default();
+        if calendar["state"] == "open" {
+            let until: Timestamp = calendar["until"].as_str().unwrap().parse().unwrap();
+            assert_eq!(
+                until, end,
+                "the accepted meeting's end, not the declined one's: {v}"
+            );
+            assert!(
+                v["reasons"]
+                    .as_array()
+                    .unwrap()
+                    .contains(&json!("calendar")),
+                "{v}"
+            );
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the calendar never opened a window: {v}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert!(
+        fake.calendar_requests().iter().any(|r| r.status == 200),
+        "the daemon read the fake"
+    );
+    let o = run(&home, &fake, &["stop"]).await;
+    assert!(o.status.success(), "{}", text(&o));
 }
