@@ -11,7 +11,7 @@ use std::time::Duration;
 use jiff::Timestamp;
 use metaclaw_schedule::clock::Clock;
 use metaclaw_schedule::machine::{Event, NotNow, Scheduler, Snapshot};
-use metaclaw_schedule::pause::{Pause, PauseFile};
+use metaclaw_schedule::pause::PauseFile;
 use metaclaw_schedule::source::{Source, Upcoming};
 use tokio::sync::{broadcast, watch};
 use tokio_util::sync::CancellationToken;
@@ -122,22 +122,43 @@ impl Windows {
     }
 
     /// Pauses learning until `until` (`None`: until resumed), overriding every source and
-    /// stopping a running step. Saved first, so a pause the API confirmed survives a crash.
+    /// stopping a running step. Confirmed only once saved, so a pause the API confirmed
+    /// survives a crash; the file holds exactly the pause in force (same start). If saving
+    /// fails the pause is undone and the error returned.
     pub async fn pause(&self, until: Option<Timestamp>) -> Result<Snapshot, PauseError> {
         let _one = self.inner.persisting.lock().await;
-        let now = self.inner.clock.now();
-        let since = self.inner.lock().pause_state().map_or(now, |p| p.since);
-        let pause = Pause { since, until };
-        let file = self.inner.pause_file.clone();
-        tokio::task::spawn_blocking(move || file.save(&pause))
-            .await
-            .map_err(|e| PauseError::Task(e.to_string()))?
-            .map_err(|e| PauseError::Save(e.to_string()))?;
-        self.inner.set_pause_problem(None);
-        let (events, snapshot) = {
+        let (mut events, pause, before) = {
             let mut m = self.inner.lock();
-            (m.pause(until), m.snapshot())
+            let before = m.pause_state();
+            let events = m.pause(until);
+            (events, m.pause_state(), before)
         };
+        let saved = match pause {
+            Some(pause) => {
+                let file = self.inner.pause_file.clone();
+                tokio::task::spawn_blocking(move || file.save(&pause))
+                    .await
+                    .map_err(|e| PauseError::Task(e.to_string()))
+                    .and_then(|r| r.map_err(|e| PauseError::Save(e.to_string())))
+            }
+            // An end already past pauses nothing.
+            None => Ok(()),
+        };
+        if let Err(e) = saved {
+            let snapshot = {
+                let mut m = self.inner.lock();
+                events.extend(match before {
+                    Some(p) => m.pause(p.until),
+                    None => m.resume(),
+                });
+                events.extend(m.tick());
+                m.snapshot()
+            };
+            self.inner.publish(events, snapshot);
+            return Err(e);
+        }
+        self.inner.set_pause_problem(None);
+        let snapshot = self.inner.lock().snapshot();
         self.inner.publish(events, snapshot.clone());
         tracing::info!(until = ?until, "learning paused");
         Ok(snapshot)

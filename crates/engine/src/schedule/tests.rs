@@ -143,6 +143,8 @@ async fn pause_persists_stops_the_step_and_resume_clears() {
     assert!(step.is_stopped(), "pausing stops the running step");
     let saved = f.pause_file.load().unwrap().unwrap();
     assert_eq!(saved.until, Some(until));
+    // The file holds the pause in force, start included.
+    assert_eq!(Some(saved), windows.snapshot().pause);
     let mut seen = Vec::new();
     while let Ok(e) = events.try_recv() {
         seen.push(e);

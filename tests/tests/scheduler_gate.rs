@@ -1,0 +1,111 @@
+//! `scheduler.gate_background_learning` through the real binary: a session's skill
+//! evolution waits while no window is open (here: paused) and runs once one opens (resume,
+//! inside the sleep hours). Children run with TZ=UTC.
+
+#![allow(clippy::unwrap_used, clippy::panic)] // test helpers outside #[test] fns
+
+mod common;
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use common::daemon::{Home, PROXY_KEY, free_port};
+use metaclaw_e2e::fake_upstream::{FakeOptions, FakeUpstream};
+use serde_json::{Value, json};
+
+const RULE: &str = "From now on, always write meeting times in ISO 8601 with the +08:00 offset.";
+
+fn hhmm(secs: u64) -> String {
+    let of_day = secs % (24 * 3600);
+    format!("{:02}:{:02}", of_day / 3600, (of_day % 3600) / 60)
+}
+
+fn ok(home: &Home, args: &[&str]) -> String {
+    let o = home.cmd("file", args).env("TZ", "UTC").output().unwrap();
+    assert!(o.status.success(), "metaclaw {args:?}: {o:?}");
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+async fn admin(port: u16, token: &str, method: reqwest::Method, path: &str) -> Value {
+    reqwest::Client::new()
+        .request(method, format!("http://127.0.0.1:{port}{path}"))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn gated_evolution_waits_for_a_window_then_runs() {
+    let fake = FakeUpstream::start(FakeOptions::default()).await.unwrap();
+    let port = free_port();
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    // Inside the sleep hours: only the pause keeps the window shut.
+    let home = Home::new(&format!(
+        "llm:\n  api: openai\n  api_base: {}\n  model_id: fake-model\nproxy:\n  port: {port}\n\
+         skills:\n  evolution_every_n_turns: 0\nmemory:\n  enabled: false\n\
+         scheduler:\n  gate_background_learning: true\n  sleep_start: '{}'\n  sleep_end: '{}'\n",
+        fake.base_url_openai(),
+        hhmm(now - 3600),
+        hhmm(now + 3 * 3600),
+    ));
+    ok(&home, &["pause"]);
+    ok(&home, &["start", "--daemon"]);
+    let token = home.admin_token();
+
+    let reply = reqwest::Client::new()
+        .post(format!("http://127.0.0.1:{port}/v1/chat/completions"))
+        .bearer_auth(PROXY_KEY)
+        .header("x-session-id", "gated-1")
+        .header("x-session-done", "true")
+        .json(&json!({"model": "agent", "messages": [{"role": "user", "content": RULE}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        reply.status().as_u16(),
+        200,
+        "chat is never held by the gate"
+    );
+    admin(port, &token, reqwest::Method::POST, "/api/recorder/flush").await;
+    // Ungated, the evolver is asked within milliseconds of the session's end.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let log = admin(port, &token, reqwest::Method::GET, "/api/skills/log").await;
+    assert!(
+        log["events"].as_array().unwrap().is_empty(),
+        "evolved while paused: {log}"
+    );
+    assert_eq!(fake.request_count(), 1, "only the chat reached the model");
+
+    ok(&home, &["resume"]);
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let log = admin(port, &token, reqwest::Method::GET, "/api/skills/log").await;
+        if let Some(first) = log["events"].as_array().unwrap().first() {
+            assert_eq!(first["outcome"], "added", "{log}");
+            assert_eq!(first["trigger"], "session_end", "{log}");
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no evolution after the window opened: {log}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // The window is free again once the evolution is done (the permit is dropped after
+    // the event is logged).
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let s = admin(port, &token, reqwest::Method::GET, "/api/scheduler").await;
+        if s["state"] == "open" {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{s}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
