@@ -2,10 +2,10 @@
 
 use std::sync::{Arc, RwLock};
 
-use jiff::Timestamp;
+use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
-use super::{BusyBlock, CalendarError};
+use super::{BusyBlock, CalendarError, HORIZON};
 use crate::source::{Reading, Reason, Source, Upcoming};
 
 /// What the last fetch found.
@@ -73,9 +73,16 @@ impl Source for CalendarSource {
         if let Some(e) = &state.error {
             return Reading::Unavailable { detail: e.clone() };
         }
-        if state.fetched_at.is_none() {
+        let Some(fetched_at) = state.fetched_at else {
             return Reading::Unavailable {
                 detail: "the calendar has not been read yet".into(),
+            };
+        };
+        // A fetch covers the next 24 hours; past that the cache knows nothing (the machine
+        // slept through the polls).
+        if now.duration_since(fetched_at) >= SignedDuration::try_from(HORIZON).unwrap_or_default() {
+            return Reading::Unavailable {
+                detail: format!("the calendar was last read at {fetched_at}"),
             };
         }
         match state.blocks.iter().find(|b| b.start <= now && now < b.end) {
@@ -137,6 +144,13 @@ mod tests {
             Some(ts("2026-03-02T10:00:00Z"))
         );
         assert_eq!(source.next(ts("2026-03-02T10:30:00Z")), None);
+        assert_eq!(
+            source.read(ts("2026-03-03T09:00:00Z")),
+            Reading::Unavailable {
+                detail: "the calendar was last read at 2026-03-02T09:00:00Z".into()
+            },
+            "a day-old cache knows nothing"
+        );
         source.set_error(&CalendarError::Revoked);
         assert_eq!(
             source.read(ts("2026-03-02T10:30:00Z")),

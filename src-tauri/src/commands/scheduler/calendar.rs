@@ -98,6 +98,8 @@ fn disconnect(paths: &Paths, store: &SecretStore) -> Outcome {
 
 fn status(paths: &Paths, config: &Config, store: &SecretStore) -> Outcome {
     let c = &config.scheduler.calendar;
+    // The daemon would import a legacy token file at start; so does status.
+    cal::import_legacy(c, paths, &cal::KeychainTokens::new(store.clone()));
     let connected = cal::is_connected(store).map_err(Failure::error)?;
     output::line(format!(
         "Google Calendar: {}",
