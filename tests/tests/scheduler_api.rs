@@ -224,3 +224,32 @@ async fn pause_takes_for_until_or_nothing_and_refuses_bad_input_with_400() {
     assert_eq!(s["pause"], Value::Null);
     assert_ne!(s["state"], "paused");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_open_event_stream_does_not_hold_up_stop() {
+    let d = start().await;
+    let mut resp = d
+        .http
+        .get(format!("{}/api/scheduler/events", d.base))
+        .bearer_auth(&d.token)
+        .send()
+        .await
+        .unwrap();
+    let (mut buf, mut seen) = (String::new(), Vec::new());
+    next_named(&mut resp, &mut buf, "snapshot", &mut seen).await;
+
+    let mut stop = d.home.cmd("file", &["stop"]);
+    let stopped = tokio::time::timeout(
+        Duration::from_secs(20),
+        tokio::task::spawn_blocking(move || stop.output().unwrap()),
+    )
+    .await;
+    let out = stopped.expect("stop hung with a stream open").unwrap();
+    assert!(out.status.success(), "{out:?}");
+    // And the stream ends with the engine.
+    let ended = tokio::time::timeout(Duration::from_secs(10), async {
+        while let Ok(Some(_)) = resp.chunk().await {}
+    })
+    .await;
+    assert!(ended.is_ok(), "the stream outlived the engine");
+}

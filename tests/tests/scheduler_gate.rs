@@ -9,7 +9,7 @@ mod common;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use common::daemon::{Home, PROXY_KEY, free_port};
-use metaclaw_e2e::fake_upstream::{FakeOptions, FakeUpstream};
+use metaclaw_e2e::fake_upstream::{FakeOptions, FakeUpstream, Fault};
 use serde_json::{Value, json};
 
 const RULE: &str = "From now on, always write meeting times in ISO 8601 with the +08:00 offset.";
@@ -37,15 +37,22 @@ async fn admin(port: u16, token: &str, method: reqwest::Method, path: &str) -> V
         .unwrap()
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn gated_evolution_waits_for_a_window_then_runs() {
+struct Gated {
+    fake: FakeUpstream,
+    home: Home,
+    port: u16,
+    token: String,
+}
+
+/// A daemon inside its sleep hours with the gate on, started paused (only the pause keeps
+/// the window shut), after one session whose end asks for an evolution.
+async fn paused_after_a_session() -> Gated {
     let fake = FakeUpstream::start(FakeOptions::default()).await.unwrap();
     let port = free_port();
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap()
         .as_secs();
-    // Inside the sleep hours: only the pause keeps the window shut.
     let home = Home::new(&format!(
         "llm:\n  api: openai\n  api_base: {}\n  model_id: fake-model\nproxy:\n  port: {port}\n\
          skills:\n  evolution_every_n_turns: 0\nmemory:\n  enabled: false\n\
@@ -73,19 +80,57 @@ async fn gated_evolution_waits_for_a_window_then_runs() {
         "chat is never held by the gate"
     );
     admin(port, &token, reqwest::Method::POST, "/api/recorder/flush").await;
+    Gated {
+        fake,
+        home,
+        port,
+        token,
+    }
+}
+
+impl Gated {
+    async fn get(&self, path: &str) -> Value {
+        admin(self.port, &self.token, reqwest::Method::GET, path).await
+    }
+
+    async fn events(&self) -> Vec<Value> {
+        self.get("/api/skills/log").await["events"]
+            .as_array()
+            .unwrap()
+            .clone()
+    }
+
+    /// Polls until `done` holds of `path`'s answer (bounded: the work is in the background).
+    async fn wait_for(&self, path: &str, within: Duration, done: impl Fn(&Value) -> bool) -> Value {
+        let deadline = std::time::Instant::now() + within;
+        loop {
+            let v = self.get(path).await;
+            if done(&v) {
+                return v;
+            }
+            assert!(std::time::Instant::now() < deadline, "{path}: {v}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn gated_evolution_waits_for_a_window_then_runs() {
+    let g = paused_after_a_session().await;
+    let (fake, home, port, token) = (&g.fake, &g.home, g.port, g.token.as_str());
     // Ungated, the evolver is asked within milliseconds of the session's end.
     tokio::time::sleep(Duration::from_millis(1500)).await;
-    let log = admin(port, &token, reqwest::Method::GET, "/api/skills/log").await;
+    let log = admin(port, token, reqwest::Method::GET, "/api/skills/log").await;
     assert!(
         log["events"].as_array().unwrap().is_empty(),
         "evolved while paused: {log}"
     );
     assert_eq!(fake.request_count(), 1, "only the chat reached the model");
 
-    ok(&home, &["resume"]);
+    ok(home, &["resume"]);
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     loop {
-        let log = admin(port, &token, reqwest::Method::GET, "/api/skills/log").await;
+        let log = admin(port, token, reqwest::Method::GET, "/api/skills/log").await;
         if let Some(first) = log["events"].as_array().unwrap().first() {
             assert_eq!(first["outcome"], "added", "{log}");
             assert_eq!(first["trigger"], "session_end", "{log}");
@@ -101,11 +146,60 @@ async fn gated_evolution_waits_for_a_window_then_runs() {
     // the event is logged).
     let deadline = std::time::Instant::now() + Duration::from_secs(5);
     loop {
-        let s = admin(port, &token, reqwest::Method::GET, "/api/scheduler").await;
+        let s = admin(port, token, reqwest::Method::GET, "/api/scheduler").await;
         if s["state"] == "open" {
             break;
         }
         assert!(std::time::Instant::now() < deadline, "{s}");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_evolution_in_flight_stops_when_the_window_closes_and_runs_again_in_the_next() {
+    let g = paused_after_a_session().await;
+    // The evolver's answer never comes: the evolution is in flight until stopped.
+    g.fake.push_fault(Fault::Hang);
+    ok(&g.home, &["resume"]);
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while g.fake.request_count() < 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the evolver was never asked"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let running = g.get("/api/scheduler").await;
+    assert_eq!(running["state"], "running", "{running}");
+    assert_eq!(running["owner"], "skills.evolution", "{running}");
+
+    // The window closes (paused): the evolution stops and hands the window back.
+    ok(&g.home, &["pause"]);
+    let stopped = g
+        .wait_for("/api/scheduler", Duration::from_secs(5), |s| {
+            s["state"] == "paused" && s["stopping"].is_null()
+        })
+        .await;
+    assert_eq!(stopped["pause"]["until"], Value::Null, "{stopped}");
+    assert!(
+        g.events().await.is_empty(),
+        "a stopped evolution is not logged"
+    );
+
+    // The next window runs it again, from the same turns.
+    ok(&g.home, &["resume"]);
+    let log = g
+        .wait_for("/api/skills/log", Duration::from_secs(30), |l| {
+            !l["events"].as_array().unwrap().is_empty()
+        })
+        .await;
+    let events = log["events"].as_array().unwrap();
+    assert_eq!(events.len(), 1, "{log}");
+    assert_eq!(events[0]["outcome"], "added", "{log}");
+    assert_eq!(events[0]["session_ids"], json!(["gated-1"]), "{log}");
+    assert_eq!(
+        g.fake.request_count(),
+        3,
+        "chat, the stopped call, the rerun"
+    );
 }

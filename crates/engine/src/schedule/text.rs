@@ -164,7 +164,9 @@ pub fn next_window(s: &SchedulerStatus, now: &ZonedDateTime) -> String {
 fn upcoming(next: &Upcoming, now: &ZonedDateTime) -> String {
     let mut line = next.describe(now);
     if let (Reason::Calendar, Some(end)) = (next.reason, next.ends) {
-        line.push_str(&format!(" until {}", describe_time(end, now)));
+        // Said from the meeting's start: "until 15:00", not "until tomorrow 15:00".
+        let starts = next.starts.to_zoned_datetime(now.time_zone().clone());
+        line.push_str(&format!(" until {}", describe_time(end, &starts)));
     }
     line
 }
@@ -181,4 +183,122 @@ fn reasons(reasons: &[Reason]) -> String {
         .map(Reason::to_string)
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use jiff::Timestamp;
+    use jiff::tz::TimeZone;
+    use metaclaw_schedule::pause::Pause;
+
+    use super::*;
+    use crate::schedule::view::SourcesInfoView;
+
+    fn ts(s: &str) -> Timestamp {
+        s.parse().unwrap()
+    }
+
+    fn status(state: &str) -> SchedulerStatus {
+        SchedulerStatus {
+            state: state.into(),
+            reasons: vec![],
+            since: None,
+            until: None,
+            owner: None,
+            stopping: None,
+            readings: vec![],
+            next: None,
+            pause: None,
+            pause_problem: None,
+            min_window_minutes: 15,
+            sources: SourcesInfoView::default(),
+            gate_background_learning: false,
+            running: true,
+            at: ts("2026-12-03T10:00:00Z"),
+            text: Words {
+                state: String::new(),
+                next_window: String::new(),
+            },
+        }
+    }
+
+    fn now() -> ZonedDateTime {
+        ts("2026-12-03T10:00:00Z").to_zoned_datetime(TimeZone::UTC)
+    }
+
+    #[test]
+    fn next_window_wording() {
+        let mut s = status("waiting");
+        s.next = Some(Upcoming {
+            reason: Reason::Sleep,
+            starts: ts("2026-12-03T23:00:00Z"),
+            ends: Some(ts("2026-12-04T07:00:00Z")),
+        });
+        assert_eq!(
+            next_window(&s, &now()),
+            "next window: tonight 23:00 (sleep)"
+        );
+
+        s.next = Some(Upcoming {
+            reason: Reason::Calendar,
+            starts: ts("2026-12-04T14:00:00Z"),
+            ends: Some(ts("2026-12-04T15:00:00Z")),
+        });
+        assert_eq!(
+            next_window(&s, &now()),
+            "next window: tomorrow 14:00 (calendar) until 15:00"
+        );
+
+        let mut open = status("open");
+        open.reasons = vec![Reason::Idle];
+        assert_eq!(next_window(&open, &now()), "next window: now (idle)");
+        assert_eq!(state(&open, &now()), "open (idle)");
+
+        let mut paused = status("paused");
+        paused.until = Some(ts("2026-12-03T18:00:00Z"));
+        paused.pause = Some(Pause {
+            since: ts("2026-12-03T09:00:00Z"),
+            until: paused.until,
+        });
+        paused.next = Some(Upcoming {
+            reason: Reason::Sleep,
+            starts: ts("2026-12-03T23:00:00Z"),
+            ends: None,
+        });
+        assert_eq!(
+            next_window(&paused, &now()),
+            "next window: after the pause ends at 18:00, then tonight 23:00 (sleep)"
+        );
+        assert_eq!(state(&paused, &now()), "paused until 18:00");
+        paused.next = Some(Upcoming {
+            reason: Reason::Sleep,
+            starts: ts("2026-12-03T18:00:00Z"),
+            ends: Some(ts("2026-12-04T07:00:00Z")),
+        });
+        assert_eq!(
+            next_window(&paused, &now()),
+            "next window: after the pause ends at 18:00 (sleep)"
+        );
+        paused.until = None;
+        assert_eq!(
+            next_window(&paused, &now()),
+            "next window: none while paused (until resumed: `metaclaw resume`)"
+        );
+    }
+
+    #[test]
+    fn status_lines_say_what_is_read_only_while_running() {
+        let mut s = status("waiting");
+        s.running = false;
+        s.sources.sleep_hours = Some("23:00–07:00".into());
+        let lines = status_lines_at(&s, &now()).join("\n");
+        assert!(lines.contains("sleep hours:  23:00–07:00"), "{lines}");
+        assert!(
+            lines.contains("idle and calendar are read only while it runs"),
+            "{lines}"
+        );
+        s.running = true;
+        let lines = status_lines_at(&s, &now()).join("\n");
+        assert!(!lines.contains("read only while it runs"), "{lines}");
+    }
 }
