@@ -105,8 +105,14 @@ impl Windows {
             every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
                 tokio::select! {
-                    _ = every.tick() => windows.tick(),
+                    _ = every.tick() => {}
                     () = shutdown.cancelled() => break,
+                }
+                // Reading the X server's idle time is a round trip that could stall: never
+                // on a runtime worker.
+                let w = windows.clone();
+                if let Err(e) = tokio::task::spawn_blocking(move || w.tick()).await {
+                    tracing::warn!(error = %e, "training-window tick failed");
                 }
             }
         })
