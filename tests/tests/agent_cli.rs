@@ -558,7 +558,7 @@ fn installed_world() -> World {
     w.env_proxy_key = false;
     std::fs::write(
         w.secrets_file(),
-        "llm.api_key: sk-primary-agent-cli-1234567890\nllm.fallbacks.backup.api_key: sk-fallback-agent-cli-1234567890\nskills.embedding_api_key: sk-embed-agent-cli-1234567890\n",
+        "llm.api_key: sk-primary-agent-cli-1234567890\nllm.fallbacks.backup.api_key: sk-fallback-agent-cli-1234567890\nskills.embedding_api_key: sk-embed-agent-cli-1234567890\nscheduler.calendar.token: '{\"refresh_token\":\"1//calendar-agent-cli\"}'\n",
     )
     .unwrap();
     std::fs::create_dir_all(w.home.path().join("skills/debugging")).unwrap();
@@ -601,7 +601,7 @@ fn uninstall_yes_restores_agents_deletes_secrets_and_the_data_dir_once() {
         "{out}"
     );
     // llm, the fallback, the embedding key and the proxy key.
-    assert!(out.contains("Deleted 4 MetaClaw secrets"), "{out}");
+    assert!(out.contains("Deleted 5 MetaClaw secrets"), "{out}");
     assert!(
         out.contains(&format!("Removed {}", home.display())),
         "{out}"
@@ -625,7 +625,7 @@ fn uninstall_without_a_terminal_or_with_keep_data_keeps_the_data() {
 
     // `output()` gives the child no terminal on stdin: nobody to confirm.
     let out = w.ok(&["uninstall"]);
-    assert!(out.contains("Deleted 4 MetaClaw secrets"), "{out}");
+    assert!(out.contains("Deleted 5 MetaClaw secrets"), "{out}");
     assert!(out.contains("no terminal"), "{out}");
     assert!(out.contains("--yes"), "{out}");
     assert_agents_restored(&w);

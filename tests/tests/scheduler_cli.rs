@@ -87,6 +87,14 @@ async fn a_pause_for_a_duration_survives_stop_and_start_and_resume_ends_it() {
     assert_eq!(after["state"], "paused", "{after}");
     assert_eq!(after["pause"]["until"], until.as_str(), "{after}");
     assert_eq!(after["pause"]["since"], before["pause"]["since"], "{after}");
+    // Shown in the general status too.
+    let general = ok(&home, &["status"]);
+    assert!(
+        general
+            .lines()
+            .any(|l| l.starts_with("  learning:") && l.contains("paused until")),
+        "{general}"
+    );
 
     let out = ok(&home, &["resume"]);
     assert!(out.contains("Learning resumed"), "{out}");

@@ -195,8 +195,10 @@ async fn evolution_end_to_end_against_a_fake_evolver() {
         .status(),
         200
     );
+    // Named for this run, so a directory someone else left in the temp dir cannot fail it.
+    let escape = format!("metaclaw-escape-{}", std::process::id());
     let mixed = json!({"skills":[
-        skill_json("../../x", "Use when an attacker names a skill after a path outside the library.", "Escape"),
+        skill_json(&format!("../../{escape}"), "Use when an attacker names a skill after a path outside the library.", "Escape"),
         skill_json("writing-tests-first", "Use when overwriting a built-in skill would be convenient.", "Overwrite"),
         skill_json("pin-dependency-lockfiles", "Use when builds break because dependencies drifted; also resolve lockfile merge conflicts.", "Pin dependencies with lockfiles, v2"),
         skill_json("pin-dependency-lockfiles", "Use when the same name comes twice in one answer.", "Twice")
@@ -216,9 +218,11 @@ async fn evolution_end_to_end_against_a_fake_evolver() {
         .iter()
         .map(|r| r["name"].as_str().unwrap().to_string())
         .collect();
-    assert!(rejected.iter().any(|n| n.contains("../../x")), "{out}");
+    assert!(rejected.iter().any(|n| n.contains(&escape)), "{out}");
     assert!(rejected.iter().any(|n| n == "writing-tests-first"), "{out}");
-    assert!(!s.home.path().join("x").exists() && !s.home.path().join("../x").exists());
+    assert!(
+        !s.home.path().join(&escape).exists() && !s.home.path().join("..").join(&escape).exists()
+    );
     let improved =
         std::fs::read_to_string(skills_dir.join("pin-dependency-lockfiles/SKILL.md")).unwrap();
     assert!(

@@ -2,6 +2,7 @@
 
 use metaclaw_engine::admin::Status;
 use metaclaw_engine::paths::Paths;
+use metaclaw_engine::schedule::{SchedulerStatus, text};
 use serde_json::json;
 
 use crate::admin_client::AdminClient;
@@ -97,6 +98,18 @@ pub fn run(paths: &Paths, as_json: bool) -> Outcome {
             "  memory:     {} remembered ({} pinned) in {} scope(s), {} superseded, {} forgotten",
             m.active, m.pinned, m.scopes, m.superseded, m.archived
         )),
+    }
+    // The training-window line; status still answers if the scheduler does not.
+    match runtime.block_on(client.get("/api/scheduler")) {
+        Ok(v) => match serde_json::from_value::<SchedulerStatus>(v) {
+            Ok(w) => {
+                let words = text::render_now(&w);
+                output::line(format!("  learning:   {}", words.state));
+                output::line(format!("              {}", words.next_window));
+            }
+            Err(e) => output::line(format!("  learning:   unreadable scheduler status ({e})")),
+        },
+        Err(f) => output::line(format!("  learning:   unknown ({})", f.message)),
     }
     output::line(format!(
         "  last error: {}",

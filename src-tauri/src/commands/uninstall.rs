@@ -67,6 +67,7 @@ pub fn run(paths: &Paths, yes: bool, keep_data: bool) -> Outcome {
     let mut accounts: Vec<String> = config::SECRET_KEYS
         .iter()
         .map(|k| (*k).to_owned())
+        .chain([metaclaw_engine::calendar::TOKEN_ACCOUNT.to_owned()])
         .collect();
     if let Some(l) = &loaded {
         accounts.extend(l.config.llm.fallbacks.iter().map(|f| f.key_account()));
