@@ -49,16 +49,26 @@ impl AdminClient {
         self.call(reqwest::Method::POST, path).await
     }
 
+    /// POST with a JSON body.
+    pub async fn post_json(&self, path: &str, body: &Value) -> Result<Value, Failure> {
+        self.send(
+            self.http
+                .post(format!("{}{path}", self.base))
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .body(body.to_string()),
+        )
+        .await
+    }
+
     async fn call(&self, method: reqwest::Method, path: &str) -> Result<Value, Failure> {
-        let resp = self
-            .http
-            .request(method, format!("{}{path}", self.base))
-            .bearer_auth(&self.token)
-            .send()
+        self.send(self.http.request(method, format!("{}{path}", self.base)))
             .await
-            .map_err(|e| {
-                Failure::error(format!("MetaClaw (PID {}) did not answer: {e}", self.pid))
-            })?;
+    }
+
+    async fn send(&self, request: reqwest::RequestBuilder) -> Result<Value, Failure> {
+        let resp = request.bearer_auth(&self.token).send().await.map_err(|e| {
+            Failure::error(format!("MetaClaw (PID {}) did not answer: {e}", self.pid))
+        })?;
         read(resp).await
     }
 }
