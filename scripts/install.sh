@@ -3,6 +3,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
+# The web UI (served at /ui/) is embedded in the binary; without npm the binary carries a page
+# saying how to build it instead.
+if command -v npm >/dev/null; then
+  npm --prefix ui ci --no-audit --no-fund
+  npm --prefix ui run build
+else
+  echo "npm not found: building without the web UI (install Node.js 20+ and rerun to get it)."
+fi
 cargo build --release --locked -p metaclaw
 bin_dir="${METACLAW_BIN_DIR:-$HOME/.local/bin}"
 mkdir -p "$bin_dir"

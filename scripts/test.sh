@@ -1,9 +1,17 @@
 #!/usr/bin/env bash
-# Runs every test: formatting, lints, the Rust suites (unit, integration, end-to-end) and the
-# Python SDK client tests, inside a private D-Bus session with a throwaway unlocked keyring.
+# Runs every test: the web UI's (Vitest), formatting, lints, the Rust suites (unit, integration,
+# end-to-end) and the Python SDK client tests, inside a private D-Bus session with a throwaway
+# unlocked keyring.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
+
+# The web UI first: the engine embeds ui/dist when it exists, so the binary the end-to-end
+# tests drive serves the real UI.
+command -v npm >/dev/null || { echo "Node.js 20+ with npm is required to build and test the UI" >&2; exit 1; }
+npm --prefix ui ci --no-audit --no-fund
+npm --prefix ui run build
+npm --prefix ui test -- --run
 
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings

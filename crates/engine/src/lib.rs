@@ -19,4 +19,5 @@ pub mod schedule;
 pub mod secrets;
 pub mod setup;
 pub mod skills;
+pub mod ui;
 pub mod wiring;

@@ -233,7 +233,8 @@ impl Engine {
         });
         let app = metaclaw_proxy::router(state.clone())
             .merge(compat::router(compat))
-            .merge(admin::router(admin_state));
+            .merge(admin::router(admin_state))
+            .merge(crate::ui::router());
         let app = metaclaw_proxy::guard(app, state.clone());
         let server = tokio::spawn(metaclaw_proxy::serve(
             listener,

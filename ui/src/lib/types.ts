@@ -1,0 +1,134 @@
+// The admin API's answers, as far as the UI reads them.
+
+export interface Upstream {
+  name: string;
+  protocol: string;
+  base_url: string;
+  model: string | null;
+  key_source: string;
+}
+
+export interface Status {
+  version: string;
+  mode: string;
+  listen: string;
+  uptime_secs: number;
+  upstreams: Upstream[];
+  requests: number;
+  errors: number;
+  last_error: string | null;
+  sessions_open: number;
+  turns_recorded: number;
+  skills: { count: number; disabled: number; broken_files: number } | null;
+  memory: { active: number; pinned: number; superseded: number; archived: number; scopes: number } | null;
+}
+
+export interface Scheduler {
+  state: 'waiting' | 'open' | 'running' | 'paused' | string;
+  gate_background_learning: boolean;
+  running: boolean;
+  pause_problem: string | null;
+  text: { state: string; next_window: string };
+}
+
+export const KINDS = [
+  'episodic',
+  'semantic',
+  'preference',
+  'project_state',
+  'working_summary',
+  'procedural_observation',
+] as const;
+export const STATUSES = ['active', 'superseded', 'archived'] as const;
+export const SOURCES = ['extracted', 'rules', 'manual', 'import', 'api'] as const;
+export const SORTS = ['updated', 'created', 'accessed', 'importance'] as const;
+
+export interface MemoryUnit {
+  id: string;
+  scope: string;
+  kind: string;
+  content: string;
+  summary: string;
+  fact_key: string | null;
+  importance: number;
+  confidence: number;
+  pinned: boolean;
+  status: string;
+  source: string;
+  tags: string[];
+  created_ms: number;
+  updated_ms: number;
+  version: number;
+}
+
+export interface MemoryPage {
+  units: MemoryUnit[];
+  next_cursor: string | null;
+  total: number;
+}
+
+export interface MemoryFilters {
+  scope: string;
+  kind: string;
+  status: string;
+  pinned: string;
+  tag: string;
+  source: string;
+  contains: string;
+  sort: string;
+}
+
+export const NO_FILTERS: MemoryFilters = {
+  scope: '',
+  kind: '',
+  status: '',
+  pinned: '',
+  tag: '',
+  source: '',
+  contains: '',
+  sort: 'updated',
+};
+
+export interface MemoryHit {
+  unit: MemoryUnit;
+  score: number;
+  matched_terms: string[];
+  reason: string;
+}
+
+export interface MemoryShown {
+  unit: MemoryUnit;
+  history: unknown[];
+  events: { action?: string; actor?: string; at_ms?: number }[];
+}
+
+export interface Skill {
+  name: string;
+  description: string;
+  category: string | null;
+  tags: string[];
+  always: boolean;
+  disabled: boolean;
+  body?: string;
+  file?: string;
+}
+
+export interface SkillHit {
+  name: string;
+  score: number;
+  matched_terms: string[];
+  injected: boolean;
+  cosine?: number;
+}
+
+export interface SkillSearch {
+  query: string;
+  semantic: boolean;
+  ranked: SkillHit[];
+  injected: string[];
+}
+
+export function when(ms: number | null | undefined): string {
+  if (!ms) return '—';
+  return new Date(ms).toLocaleString();
+}
