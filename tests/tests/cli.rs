@@ -37,6 +37,29 @@ fn usage_errors_are_exit_2() {
 }
 
 #[test]
+fn config_edits_keep_the_files_comments() {
+    let original = "# my MetaClaw\nmode: skills_only  # for now\nllm:\n  # my provider\n  api_base: https://a.example/v1\n  model_id: m1\n  api_key: sk-plaintext-to-move-123456\n";
+    let home = Home::new(original);
+    let o = home.run(&["config", "set", "llm.model_id", "m2"]);
+    assert!(o.status.success(), "{o:?}");
+    let o = home.run(&["config", "set", "proxy.port", "31999"]);
+    assert!(o.status.success(), "{o:?}");
+    // Moving the plaintext key out of the file removes that line only.
+    let o = home.run(&["config", "set", "llm.api_key", "sk-now-in-the-store-123456"]);
+    assert!(o.status.success(), "{o:?}");
+    let text = std::fs::read_to_string(home.path().join("config.yaml")).unwrap();
+    assert!(
+        text.starts_with("# my MetaClaw\nmode: skills_only  # for now\nllm:\n  # my provider\n  api_base: https://a.example/v1\n  model_id: m2\n"),
+        "{text}"
+    );
+    assert!(!text.contains("sk-"), "{text}");
+    assert_eq!(
+        stdout(&home.run(&["config", "get", "proxy.port"])).trim(),
+        "31999"
+    );
+}
+
+#[test]
 fn config_set_get_unset_and_secrets_never_in_the_file() {
     let home = Home::new("");
     let o = home.run(&["config", "set", "llm.model_id", "gpt-test"]);

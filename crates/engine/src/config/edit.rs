@@ -1,8 +1,8 @@
 //! `metaclaw config get|set|unset|show` (and the older `config KEY VALUE`).
 //!
 //! Edits work on the YAML document the user wrote, not on the effective config, so defaults
-//! are never frozen into the file and keys the user wrote stay. The document is re-serialised
-//! on write, which drops YAML comments and the original formatting: the parser keeps no trivia.
+//! are never frozen into the file and keys the user wrote stay; the file's comments and
+//! layout stay too where the edit allows (see [`super::write`]).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -11,8 +11,9 @@ use std::path::Path;
 use serde_yaml_ng::{Mapping, Value};
 
 use super::keys::{self, Kind, Lookup};
+use super::write::write_doc;
 use super::{Config, ConfigError, de, load};
-use crate::paths::{Paths, write_private_file};
+use crate::paths::Paths;
 use crate::secrets::{Secret, SecretSource, SecretStore};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -277,15 +278,6 @@ fn read_doc(path: &Path) -> Result<Value, ConfigError> {
             message: e.to_string(),
         }),
     }
-}
-
-fn write_doc(path: &Path, doc: &Value) -> Result<(), ConfigError> {
-    let write_error = |source| ConfigError::Write {
-        path: path.to_owned(),
-        source,
-    };
-    let text = serde_yaml_ng::to_string(doc).map_err(|e| write_error(std::io::Error::other(e)))?;
-    write_private_file(path, text.as_bytes()).map_err(write_error)
 }
 
 /// Sets a dotted key, creating sections on the way.

@@ -14,6 +14,7 @@ mod rl;
 mod scheduler;
 mod skills;
 mod time;
+mod write;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
