@@ -33,6 +33,7 @@ pub use rl::{LossFn, ModelProvider, OpdConfig, RlBackend, RlConfig};
 pub use scheduler::{CalendarConfig, SchedulerConfig};
 pub use skills::{SkillRetrieval, SkillsConfig};
 pub use time::TimeOfDay;
+pub(crate) use write::write_doc as write_yaml;
 
 use crate::paths::Paths;
 

@@ -14,7 +14,7 @@ use crate::paths::write_private_file;
 
 /// Writes `doc` to `path` (atomically, 0600), keeping the current file's text where `doc`
 /// did not change it.
-pub(super) fn write_doc(path: &Path, doc: &Value) -> Result<(), ConfigError> {
+pub(crate) fn write_doc(path: &Path, doc: &Value) -> Result<(), ConfigError> {
     let write_error = |source| ConfigError::Write {
         path: path.to_owned(),
         source,

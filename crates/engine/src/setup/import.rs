@@ -256,13 +256,9 @@ fn parse(path: &Path, text: &str) -> Result<Value, SetupError> {
     }
 }
 
+/// Like `config set`: only what changed is rewritten, the file's comments stay.
 fn write(path: &Path, doc: &Value) -> Result<(), SetupError> {
-    let write_error = |source| SetupError::Write {
-        path: path.to_owned(),
-        source,
-    };
-    let text = serde_yaml_ng::to_string(doc).map_err(|e| write_error(std::io::Error::other(e)))?;
-    write_private_file(path, text.as_bytes()).map_err(write_error)
+    Ok(crate::config::write_yaml(path, doc)?)
 }
 
 fn same_file(a: &Path, b: &Path) -> bool {
