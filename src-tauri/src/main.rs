@@ -3,6 +3,8 @@
 mod admin_client;
 mod cli;
 mod commands;
+#[cfg(feature = "desktop")]
+mod desktop;
 mod exit;
 mod output;
 
@@ -30,7 +32,7 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> Outcome {
     let paths = Paths::from_env()?;
     match cli.command {
-        // The desktop shell will open here; until then, run the engine in the foreground.
+        // The desktop shell when built with it and a display is there; else the foreground engine.
         None => commands::start::run(paths, StartArgs::default()),
         Some(Command::Start(args)) => commands::start::run(paths, args),
         Some(Command::Stop) => commands::stop::run(&paths),

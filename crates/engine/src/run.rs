@@ -67,6 +67,8 @@ pub struct Engine {
     recorder: RecorderWorker,
     skills: Option<SkillsRuntime>,
     paths: Paths,
+    scheduler: Windows,
+    admin_token: String,
     _lock: InstanceLock,
 }
 
@@ -222,7 +224,7 @@ impl Engine {
             }),
             memory: memory.clone(),
             agents: agents_admin,
-            scheduler: windows,
+            scheduler: windows.clone(),
         });
         let compat = Arc::new(CompatState {
             proxy: state.clone(),
@@ -253,6 +255,8 @@ impl Engine {
             recorder: worker,
             skills,
             paths,
+            scheduler: windows,
+            admin_token: token,
             _lock: lock,
         })
     }
@@ -264,6 +268,16 @@ impl Engine {
     /// Cancel to stop the engine (signals, `metaclaw stop`, the tray's Quit).
     pub fn shutdown_token(&self) -> CancellationToken {
         self.shutdown.clone()
+    }
+
+    /// The training windows (the tray's learning line, Pause and Resume).
+    pub fn scheduler(&self) -> Windows {
+        self.scheduler.clone()
+    }
+
+    /// The admin token this run published (the desktop window passes it to the UI).
+    pub fn admin_token(&self) -> &str {
+        &self.admin_token
     }
 
     pub fn shutdown(&self) {

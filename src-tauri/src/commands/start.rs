@@ -1,4 +1,5 @@
-//! `metaclaw start`: run the engine in the foreground until a signal or `metaclaw stop`.
+//! `metaclaw start`: run the engine in the foreground until a signal or `metaclaw stop` (with the
+//! `desktop` feature and a display, inside the tray app unless --headless).
 
 use metaclaw_engine::config::{Mode, Overrides};
 use metaclaw_engine::paths::Paths;
@@ -32,6 +33,13 @@ pub fn run(paths: Paths, args: StartArgs) -> Outcome {
         ));
     }
     let _logs = metaclaw_engine::logging::init_server_logging(&paths)?;
+    #[cfg(feature = "desktop")]
+    if !args.headless {
+        if crate::desktop::display_available() {
+            return crate::desktop::run(paths, overrides);
+        }
+        tracing::info!("no display (DISPLAY and WAYLAND_DISPLAY are unset): running headless");
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -65,7 +73,7 @@ fn overrides(args: &StartArgs) -> Result<Overrides, Failure> {
     })
 }
 
-async fn wait_for_signal() {
+pub(crate) async fn wait_for_signal() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
