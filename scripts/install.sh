@@ -23,9 +23,5 @@ fi
 "$bin_dir/metaclaw" start --daemon
 "$bin_dir/metaclaw" status || true
 echo
-echo "Next: point MetaClaw at your provider, e.g."
-echo "  metaclaw config set llm.api_base https://api.openai.com/v1"
-echo "  metaclaw config set llm.model_id gpt-4o-mini"
-echo "  metaclaw config set llm.api_key        # asks for the key without echo; stored in the OS keychain"
-echo "  metaclaw config set proxy.api_key      # the key your agents will present"
-echo "then restart it: metaclaw stop && metaclaw start --daemon"
+echo "Next: connect your agent and LLM provider (asks a few questions; keys go to the OS keychain):"
+echo "  metaclaw setup"
