@@ -118,8 +118,12 @@ impl Gated {
 async fn gated_evolution_waits_for_a_window_then_runs() {
     let g = paused_after_a_session().await;
     let (fake, home, port, token) = (&g.fake, &g.home, g.port, g.token.as_str());
-    // Ungated, the evolver is asked within milliseconds of the session's end.
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // The session's end reached the worker, which held the evolution instead of running it.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !daemon_log(home).contains("skill evolution held until a training window opens") {
+        assert!(std::time::Instant::now() < deadline, "{}", daemon_log(home));
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     let log = admin(port, token, reqwest::Method::GET, "/api/skills/log").await;
     assert!(
         log["events"].as_array().unwrap().is_empty(),
@@ -202,4 +206,14 @@ async fn an_evolution_in_flight_stops_when_the_window_closes_and_runs_again_in_t
         3,
         "chat, the stopped call, the rerun"
     );
+}
+
+/// Every log file of the home, concatenated (the daemon's daily log and its own output).
+fn daemon_log(home: &Home) -> String {
+    let Ok(dir) = std::fs::read_dir(home.path().join("logs")) else {
+        return String::new();
+    };
+    dir.filter_map(|e| e.ok())
+        .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+        .collect()
 }

@@ -198,6 +198,10 @@ async fn run(mut worker: Worker, mut jobs: mpsc::Receiver<Job>, gate: Gate) {
         let automatic = matches!(job.trigger, Trigger::EveryNTurns | Trigger::SessionEnd);
         if gate.is_gated() && automatic {
             if !held.iter().any(|h| h.sessions == job.sessions) {
+                tracing::info!(
+                    held = held.len() + 1,
+                    "skill evolution held until a training window opens"
+                );
                 held.push(job);
             }
             continue;
