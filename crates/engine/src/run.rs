@@ -2,6 +2,7 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use metaclaw_proxy::seams::TurnSink;
@@ -17,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 use crate::admin::{self, AdminState, AgentsAdmin, SkillsAdmin, UpstreamStatus};
 use crate::config::{Config, ConfigError, Overrides, SkillRetrieval};
 use crate::context::{ContextInjector, SqliteSticky};
+use crate::events::{EngineEvent, Events};
 use crate::llm::{self, Endpoint, QueryEmbedder};
 use crate::memory::compat::{self, CompatState};
 use crate::memory::{Memory, MemoryConfig, MemorySettings, Policies, Vectors, policies};
@@ -56,6 +58,30 @@ pub enum EngineError {
 #[derive(Debug, Clone, Default)]
 pub struct StartOptions {
     pub overrides: Overrides,
+    /// The admin token to publish instead of a fresh one (kept across a restart).
+    pub admin_token: Option<String>,
+    /// The host's event bus: it outlives restarts, so the host subscribes once.
+    pub events: Events,
+}
+
+impl StartOptions {
+    /// The options for starting again after `engine` stopped for a restart: same address,
+    /// same admin token, same event bus; the config file is read afresh.
+    pub fn for_restart(mut self, addr: SocketAddr, admin_token: &str) -> Self {
+        self.overrides.port = Some(addr.port());
+        self.admin_token = Some(admin_token.to_owned());
+        self
+    }
+}
+
+/// Why [`Engine::wait`] returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stopped {
+    /// Signal, `metaclaw stop`, Quit: the host exits.
+    Shutdown,
+    /// New settings were applied (`POST /api/restart`): the host starts the engine again with
+    /// [`StartOptions::for_restart`].
+    Restart,
 }
 
 /// A running engine. Dropping it without [`Engine::wait`] leaves the server task running until
@@ -69,6 +95,8 @@ pub struct Engine {
     paths: Paths,
     scheduler: Windows,
     admin_token: String,
+    restart: Arc<AtomicBool>,
+    events: Events,
     _lock: InstanceLock,
 }
 
@@ -191,12 +219,13 @@ impl Engine {
             .map_err(|e| EngineError::Bind(e.to_string()))?;
         schedule::follow_requests(state.clone(), last_request, shutdown.clone());
 
-        let run_info = RunInfo::publish(&paths, addr.port())?;
+        let run_info = RunInfo::publish(&paths, addr.port(), options.admin_token.as_deref())?;
         let token = run_info
             .admin_token
             .as_ref()
             .map(|t| t.expose().to_string())
             .unwrap_or_default();
+        let restart = Arc::new(AtomicBool::new(false));
         let (agents_admin, reconnect) = {
             // Agents are pointed at the port actually listened on (`--port 0` included).
             let mut config = config.clone();
@@ -225,6 +254,8 @@ impl Engine {
             memory: memory.clone(),
             agents: agents_admin,
             scheduler: windows.clone(),
+            restart: restart.clone(),
+            events: options.events.clone(),
         });
         let compat = Arc::new(CompatState {
             proxy: state.clone(),
@@ -248,6 +279,9 @@ impl Engine {
         // Once listening, so a restarted agent finds MetaClaw; off the start path. Agent
         // writes through the admin API wait for it.
         reconnect.spawn();
+        options.events.emit(EngineEvent::Started {
+            addr: addr.to_string(),
+        });
         Ok(Engine {
             addr,
             shutdown,
@@ -257,6 +291,8 @@ impl Engine {
             paths,
             scheduler: windows,
             admin_token: token,
+            restart,
+            events: options.events,
             _lock: lock,
         })
     }
@@ -280,12 +316,18 @@ impl Engine {
         &self.admin_token
     }
 
+    /// The bus the engine reports on (the one passed in [`StartOptions`]).
+    pub fn events(&self) -> Events {
+        self.events.clone()
+    }
+
     pub fn shutdown(&self) {
         self.shutdown.cancel();
     }
 
-    /// Waits until shutdown, then drains the recorder and removes the run files.
-    pub async fn wait(self) -> Result<(), EngineError> {
+    /// Waits until shutdown, then drains the recorder and removes the run files. Says whether
+    /// the host should start the engine again.
+    pub async fn wait(self) -> Result<Stopped, EngineError> {
         let served = self.server.await;
         drop(self.skills);
         // The server ended every open session; those events are queued before this drain.
@@ -296,7 +338,8 @@ impl Engine {
         runfiles::clear_if_owned(&self.paths, std::process::id())?;
         drained.map_err(|e| EngineError::Recorder(e.to_string()))?;
         match served {
-            Ok(Ok(())) => Ok(()),
+            Ok(Ok(())) if self.restart.load(Ordering::SeqCst) => Ok(Stopped::Restart),
+            Ok(Ok(())) => Ok(Stopped::Shutdown),
             Ok(Err(e)) => Err(EngineError::Bind(e.to_string())),
             Err(e) => Err(EngineError::Task(e.to_string())),
         }

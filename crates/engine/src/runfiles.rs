@@ -34,10 +34,14 @@ pub struct RunInfo {
 }
 
 impl RunInfo {
-    /// Writes this process's pid, its port and a fresh admin token (each atomically, 0600).
-    pub fn publish(paths: &Paths, port: u16) -> Result<Self, RunError> {
+    /// Writes this process's pid, its port and the admin token (each atomically, 0600): a
+    /// fresh one, or `keep` (an in-place restart, so an open dashboard stays signed in).
+    pub fn publish(paths: &Paths, port: u16, keep: Option<&str>) -> Result<Self, RunError> {
         ensure_run_dir(paths)?;
-        let token = Secret::new(random_token("mca-"));
+        let token = Secret::new(
+            keep.map(str::to_owned)
+                .unwrap_or_else(|| random_token("mca-")),
+        );
         write_private_file(&paths.admin_token_file, token.expose().as_bytes())
             .map_err(io_error(&paths.admin_token_file))?;
         write_private_file(&paths.port_file, port.to_string().as_bytes())
@@ -257,7 +261,7 @@ mod tests {
     fn publish_read_and_clear() -> TestResult {
         let (_dir, paths) = home()?;
         assert_eq!(RunInfo::read(&paths)?, None);
-        let published = RunInfo::publish(&paths, 30123)?;
+        let published = RunInfo::publish(&paths, 30123, None)?;
         let read = RunInfo::read(&paths)?;
         assert_eq!(read.as_ref(), Some(&published));
         assert_eq!(published.pid, std::process::id());

@@ -3,7 +3,8 @@
 
 use metaclaw_engine::config::{Mode, Overrides};
 use metaclaw_engine::paths::Paths;
-use metaclaw_engine::run::{Engine, StartOptions};
+use metaclaw_engine::run::{Engine, StartOptions, Stopped};
+use tokio_util::sync::CancellationToken;
 
 use super::daemon;
 use crate::cli::StartArgs;
@@ -44,16 +45,38 @@ pub fn run(paths: Paths, args: StartArgs) -> Outcome {
         .enable_all()
         .build()?;
     runtime.block_on(async move {
-        let engine = Engine::start(paths, StartOptions { overrides })
-            .await
-            .map_err(Failure::error)?;
-        let token = engine.shutdown_token();
-        tokio::spawn(async move {
-            wait_for_signal().await;
-            tracing::info!("signal received; shutting down");
-            token.cancel();
-        });
-        engine.wait().await.map_err(Failure::error)
+        let stop = CancellationToken::new();
+        {
+            let stop = stop.clone();
+            tokio::spawn(async move {
+                wait_for_signal().await;
+                tracing::info!("signal received; shutting down");
+                stop.cancel();
+            });
+        }
+        let mut options = StartOptions {
+            overrides,
+            ..StartOptions::default()
+        };
+        loop {
+            let engine = Engine::start(paths.clone(), options.clone())
+                .await
+                .map_err(Failure::error)?;
+            let (addr, token) = (engine.addr(), engine.admin_token().to_owned());
+            let engine_stop = engine.shutdown_token();
+            let forward = stop.clone();
+            let relay = tokio::spawn(async move {
+                forward.cancelled().await;
+                engine_stop.cancel();
+            });
+            let stopped = engine.wait().await.map_err(Failure::error)?;
+            relay.abort();
+            if stopped == Stopped::Shutdown || stop.is_cancelled() {
+                return Ok(());
+            }
+            tracing::info!("starting again with the new settings");
+            options = options.for_restart(addr, &token);
+        }
     })
 }
 

@@ -48,7 +48,13 @@ pub fn run(paths: Paths, overrides: Overrides) -> Outcome {
     // One instance at a time: the engine's instance lock refuses a second one here, before
     // any window opens.
     let engine = runtime
-        .block_on(Engine::start(paths, StartOptions { overrides }))
+        .block_on(Engine::start(
+            paths,
+            StartOptions {
+                overrides,
+                ..StartOptions::default()
+            },
+        ))
         .map_err(Failure::error)?;
     tauri::async_runtime::set(runtime.handle().clone());
     let addr = engine.addr();
@@ -75,7 +81,7 @@ pub fn run(paths: Paths, overrides: Overrides) -> Outcome {
     {
         let (handle, result) = (app.handle().clone(), result.clone());
         runtime.spawn(async move {
-            let done = engine.wait().await;
+            let done = engine.wait().await.map(|_| ());
             let code = i32::from(done.is_err());
             if let Ok(mut slot) = result.lock() {
                 *slot = Some(done);

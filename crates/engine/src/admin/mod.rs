@@ -2,12 +2,17 @@
 //! only the user can read (`$METACLAW_HOME/run/admin_token`, mode 0600).
 
 mod agents;
+mod events;
+mod logs;
 mod memory;
 mod memory_policy;
 mod providers;
 mod routes;
 mod scheduler;
+mod settings;
+mod setup;
 mod skills;
+mod stats;
 mod status;
 
 pub use agents::{AgentsAdmin, StartReconnect};

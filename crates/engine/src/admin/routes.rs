@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use axum::extract::{Query, Request, State};
@@ -47,6 +48,9 @@ pub struct AdminState {
     pub agents: AgentsAdmin,
     /// `/api/scheduler`: training windows and the pause (every mode).
     pub scheduler: crate::schedule::Windows,
+    /// Set by `POST /api/restart` before the shutdown token is cancelled.
+    pub restart: Arc<AtomicBool>,
+    pub events: crate::events::Events,
 }
 
 pub fn router(state: Arc<AdminState>) -> Router {
@@ -56,12 +60,18 @@ pub fn router(state: Arc<AdminState>) -> Router {
         .route("/api/turns", get(turns))
         .route("/api/recorder/flush", post(flush))
         .route("/api/shutdown", post(shutdown))
+        .route("/api/restart", post(restart))
         .merge(skills::router())
         .merge(memory::router())
         .merge(memory_policy::router())
         .merge(super::providers::router())
         .merge(super::agents::router())
         .merge(super::scheduler::router())
+        .merge(super::setup::router())
+        .merge(super::settings::router())
+        .merge(super::stats::router())
+        .merge(super::logs::router())
+        .merge(super::events::router())
         .route_layer(middleware::from_fn_with_state(state.clone(), require_token))
         .with_state(state)
 }
@@ -188,6 +198,16 @@ async fn flush(State(state): State<Arc<AdminState>>) -> Response {
         Ok(Err(e)) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
         Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
     }
+}
+
+/// New settings take effect: the engine stops and its host starts it again on the same
+/// address with the same admin token (`metaclaw start` and the desktop app both do).
+async fn restart(State(state): State<Arc<AdminState>>) -> Response {
+    tracing::info!("restart requested through the admin API");
+    state.restart.store(true, Ordering::SeqCst);
+    state.events.emit(crate::events::EngineEvent::Restarting);
+    state.shutdown.cancel();
+    Json(json!({"ok": true})).into_response()
 }
 
 async fn shutdown(State(state): State<Arc<AdminState>>) -> Response {
