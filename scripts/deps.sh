@@ -4,13 +4,14 @@
 # (gnome-keyring) so secrets land in a real keychain, Xlib and XScreenSaver to link keyboard
 # idle detection against, and a headless X server with xdotool to test it for real; the
 # desktop shell's libraries (Tauri: GTK, WebKitGTK, Ayatana AppIndicator for the tray) and
-# gdbus, which the tray test drives the menu with.
+# gdbus, which the tray test drives the menu with; ImageMagick's `import` for the window
+# screenshot; Debian's Chromium, which the UI's end-to-end tests drive through playwright-core.
 set -euo pipefail
 
 packages=(build-essential pkg-config dbus dbus-x11 gnome-keyring libsecret-tools procps
   libx11-dev libxss-dev xvfb xdotool
   libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev libsoup-3.0-dev
-  libxdo-dev libglib2.0-bin)
+  libxdo-dev libglib2.0-bin imagemagick chromium)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
