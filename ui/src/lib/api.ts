@@ -6,10 +6,13 @@ import { parseSse, type SseEvent } from './sse';
 
 export class ApiError extends Error {
   readonly status: number;
-  constructor(status: number, message: string) {
+  /** The request field the error is about (`{"error":{"field"}}`), when it names one. */
+  readonly field: string | null;
+  constructor(status: number, message: string, field: string | null = null) {
     super(message);
     this.name = 'ApiError';
     this.status = status;
+    this.field = field;
   }
 }
 
@@ -52,16 +55,18 @@ export async function errorOf(res: Response): Promise<ApiError> {
     // keep the status line
   }
   let message = '';
+  let field: string | null = null;
   try {
-    const body = JSON.parse(text) as { error?: { message?: unknown } };
+    const body = JSON.parse(text) as { error?: { message?: unknown; field?: unknown } };
     if (typeof body?.error?.message === 'string') message = body.error.message;
+    if (typeof body?.error?.field === 'string') field = body.error.field;
   } catch {
     message = text.trim().slice(0, 300);
   }
   if (res.status === 401) {
     message = `The admin token was refused (${message || 'unauthorized'}). ${NO_TOKEN}`;
   }
-  return new ApiError(res.status, message || `HTTP ${res.status} ${res.statusText}`.trim());
+  return new ApiError(res.status, message || `HTTP ${res.status} ${res.statusText}`.trim(), field);
 }
 
 export function createApi(opts: ApiOptions = {}): Api {

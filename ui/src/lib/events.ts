@@ -1,0 +1,27 @@
+// `/api/events`: the engine's live events, followed with reconnects.
+
+import type { Api } from './api';
+import type { SseEvent } from './sse';
+
+/** The events after which the dashboard's numbers are stale. */
+export const REFRESH_ON = ['turn', 'skills_learned', 'memory_changed', 'started'];
+
+/** Follows the stream until `signal` aborts, reconnecting after `retryMs` when it breaks
+ *  (the engine restarting, say). */
+export async function followEvents(api: Api, onEvent: (e: SseEvent) => void, signal: AbortSignal, retryMs = 3000): Promise<void> {
+  while (!signal.aborted) {
+    try {
+      await api.stream('/api/events', onEvent, signal);
+    } catch {
+      if (signal.aborted) return;
+    }
+    if (signal.aborted) return;
+    await new Promise<void>((r) => {
+      const t = setTimeout(r, retryMs);
+      signal.addEventListener('abort', () => {
+        clearTimeout(t);
+        r();
+      });
+    });
+  }
+}
