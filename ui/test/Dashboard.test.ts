@@ -1,0 +1,80 @@
+import { describe, expect, it, vi } from 'vitest';
+import { render, screen } from '@testing-library/svelte';
+import Dashboard from '../src/screens/Dashboard.svelte';
+import type { SseEvent } from '../src/lib/sse';
+import { throttle } from '../src/lib/throttle';
+import { fakeApi, until } from './helpers';
+import { STATUS } from './setupData';
+
+const T0 = 1_764_720_000_000;
+const series = (count: number) => ({
+  from_ms: T0,
+  to_ms: T0 + 3_600_000,
+  bucket_ms: 3_600_000,
+  requests: [{ t_ms: T0, count, errors: 0, overhead_p50_ms: 0.8, overhead_p95_ms: 1.5 }],
+  skills: [{ t_ms: T0, total: 2 }],
+  memories: [{ t_ms: T0, total: 7 }],
+});
+
+describe('Dashboard', () => {
+  it('shows the series as text, and reloads it and the status on engine events', async () => {
+    let count = 12;
+    const api = fakeApi({
+      'GET /api/stats/series': () => series(count),
+      'GET /api/status': STATUS,
+      'GET /api/scheduler': { state: 'waiting', gate_background_learning: true, running: true, pause_problem: null, text: { state: 'waiting for a window', next_window: '' } },
+    });
+    const pushers: Record<string, (e: SseEvent) => void> = {};
+    api.stream = vi.fn((path: string, on: (e: SseEvent) => void, signal: AbortSignal) => {
+      pushers[path] = on;
+      return new Promise<void>((r) => signal.addEventListener('abort', () => r()));
+    });
+    render(Dashboard, { api, throttleMs: 20 });
+
+    expect(await screen.findByText('12 requests in the last 24 hours, median overhead 0.8 ms')).toBeTruthy();
+    expect(screen.getByText('Skills: 2; memories: 7 over the last 24 hours')).toBeTruthy();
+    const seriesCall = api.calls.find((c) => c.path === '/api/stats/series');
+    expect(seriesCall?.params).toEqual({ hours: 24, buckets: 24 });
+    await until(() => expect(pushers['/api/events']).toBeTruthy());
+
+    const loads = (path: string) => api.calls.filter((c) => c.path === path).length;
+    const before = { series: loads('/api/stats/series'), status: loads('/api/status') };
+    count = 13;
+    pushers['/api/events']({ event: 'turn', data: '{"at_ms":1,"model":"m","status":200,"overhead_ms":0.7}' });
+    expect(await screen.findByText('13 requests in the last 24 hours, median overhead 0.8 ms')).toBeTruthy();
+    await until(() => expect(loads('/api/status')).toBe(before.status + 1));
+
+    // A burst folds into at most one more reload.
+    const mid = loads('/api/stats/series');
+    for (let i = 0; i < 5; i++) pushers['/api/events']({ event: 'memory_changed', data: '{}' });
+    await until(() => expect(loads('/api/stats/series')).toBe(mid + 1));
+    // Events that do not change the numbers are ignored.
+    pushers['/api/events']({ event: 'upstream_auth_failed', data: '{"upstream":"openai","status":401}' });
+    expect(loads('/api/stats/series')).toBe(mid + 1);
+  });
+});
+
+describe('throttle', () => {
+  it('runs at once, then folds calls within the interval into one trailing call', () => {
+    vi.useFakeTimers();
+    try {
+      let now = 0;
+      const fn = vi.fn();
+      const t = throttle(fn, 2000, () => now);
+      t();
+      expect(fn).toHaveBeenCalledTimes(1);
+      now = 500;
+      t();
+      t();
+      expect(fn).toHaveBeenCalledTimes(1);
+      now = 2000;
+      vi.advanceTimersByTime(1500);
+      expect(fn).toHaveBeenCalledTimes(2);
+      now = 5000;
+      t();
+      expect(fn).toHaveBeenCalledTimes(3);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
