@@ -10,7 +10,7 @@ export interface Call {
   body: unknown;
 }
 
-export type Reply = unknown | { status: number; body: unknown } | ((c: Call) => unknown);
+export type Reply = unknown;
 
 export function reply(status: number, body: unknown) {
   return { __status: status, body };
@@ -31,7 +31,9 @@ export function fetchRoutes(routes: Record<string, Reply>) {
     if (typeof r === 'function') r = await (r as (c: Call) => unknown)(call);
     if (r instanceof Error) throw r;
     if (r === undefined) r = reply(404, { error: { message: `no route ${call.method} ${call.path}` } });
-    const { status, body } = r !== null && typeof r === 'object' && '__status' in r ? { status: (r as { __status: number }).__status, body: (r as { body: unknown }).body } : { status: 200, body: r };
+    const framed = r !== null && typeof r === 'object' && '__status' in r ? (r as { __status: number; body: unknown }) : null;
+    const status = framed ? framed.__status : 200;
+    const body = framed ? framed.body : r;
     return new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
   });
   return { fetch: fetch as unknown as typeof globalThis.fetch, calls };
