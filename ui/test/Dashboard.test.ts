@@ -51,6 +51,10 @@ describe('Dashboard', () => {
     // Events that do not change the numbers are ignored.
     pushers['/api/events']({ event: 'upstream_auth_failed', data: '{"upstream":"openai","status":401}' });
     expect(loads('/api/stats/series')).toBe(mid + 1);
+    expect((await screen.findByText(/refused MetaClaw's API key \(HTTP 401\)/)).textContent).toContain('openai');
+    expect(screen.getByRole('link', { name: 'Open setup' }).getAttribute('href')).toBe('#/setup');
+    pushers['/api/events']({ event: 'started', data: '{"addr":"127.0.0.1:30000"}' });
+    await until(() => expect(screen.queryByText(/refused MetaClaw's API key/)).toBeNull());
   });
 });
 

@@ -25,3 +25,24 @@ export async function followEvents(api: Api, onEvent: (e: SseEvent) => void, sig
     });
   }
 }
+
+/** A sentence for the events worth telling the reader about, or undefined to leave the
+ *  notice as it is ('' clears it). */
+export function noticeOf(e: SseEvent): string | undefined {
+  let data: Record<string, unknown> = {};
+  try {
+    data = JSON.parse(e.data) as Record<string, unknown>;
+  } catch {
+    // a frame without data: the kind alone is enough
+  }
+  switch (e.event) {
+    case 'upstream_auth_failed':
+      return `The provider (${String(data.upstream ?? 'upstream')}) refused MetaClaw's API key (HTTP ${String(data.status ?? '?')}). Run setup again to enter a new key.`;
+    case 'restarting':
+      return 'MetaClaw is restarting…';
+    case 'started':
+      return '';
+    default:
+      return undefined;
+  }
+}
