@@ -175,13 +175,23 @@ impl Engine {
             models.evolver,
             &recorder,
             gate.clone(),
+            &options.events,
         );
         let vectors = memory_vectors(&config, &paths, models.embeddings, embedder);
-        let memory = start_memory(&config, &paths, models.extractor, vectors, &recorder, gate);
+        let memory = start_memory(
+            &config,
+            &paths,
+            models.extractor,
+            vectors,
+            &recorder,
+            gate,
+            &options.events,
+        );
         let sink: Arc<dyn TurnSink> = Arc::new(LearningSink {
             recorder: recorder.clone(),
             evolution: evolution.clone(),
             memory: memory.clone(),
+            events: options.events.clone(),
         });
         let injector = ContextInjector::new(
             skills.as_ref().map(|s| s.current.clone()),
@@ -396,6 +406,7 @@ fn start_memory(
     vectors: Option<Arc<Vectors>>,
     recorder: &crate::recorder::RecorderHandle,
     gate: Gate,
+    events: &Events,
 ) -> Option<Memory> {
     if !config.memory.enabled {
         return None;
@@ -418,6 +429,7 @@ fn start_memory(
             },
             policies: Arc::new(Policies::new(policies::configured(&config.memory))),
             vectors,
+            events: events.clone(),
         },
         gate,
     ))
@@ -485,6 +497,7 @@ fn start_evolution(
     evolver: Option<Endpoint>,
     recorder: &crate::recorder::RecorderHandle,
     gate: Gate,
+    events: &Events,
 ) -> Option<Evolution> {
     let skills = skills?;
     let Some(endpoint) = evolver else {
@@ -494,7 +507,7 @@ fn start_evolution(
         return None;
     };
     let http = background_http("skill evolution")?;
-    Some(Evolution::start_gated(
+    Some(Evolution::start_reporting(
         Worker {
             endpoint,
             http,
@@ -510,6 +523,7 @@ fn start_evolution(
             },
         },
         gate,
+        events.clone(),
     ))
 }
 

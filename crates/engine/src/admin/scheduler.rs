@@ -2,23 +2,31 @@
 //! (Server-Sent Events) the tray and the UI follow.
 
 use std::convert::Infallible;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::State;
+use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use futures_util::Stream;
+use metaclaw_schedule::clock::{Clock, SystemClock};
 use metaclaw_schedule::machine::{Event, Snapshot};
 use serde::Deserialize;
-use tokio::sync::{broadcast, watch};
+use serde_json::json;
+use tokio::sync::{broadcast, oneshot, watch};
 
 use super::routes::{AdminState, error};
-use crate::schedule::parse;
+use super::settings::{Failure, Staged, invalid, sentence};
+use crate::calendar::{self as cal, Present};
+use crate::config::{self, Config};
+use crate::paths::Paths;
 use crate::schedule::view::{Extra, SchedulerStatus};
+use crate::schedule::{offline, parse, text};
+use crate::secrets::SecretStore;
 
 pub fn router() -> Router<Arc<AdminState>> {
     Router::new()
@@ -26,6 +34,12 @@ pub fn router() -> Router<Arc<AdminState>> {
         .route("/api/scheduler/pause", post(pause))
         .route("/api/scheduler/resume", post(resume))
         .route("/api/scheduler/events", get(events))
+        .route("/api/scheduler/preview", get(preview))
+        .route("/api/scheduler/calendar/connect", post(calendar_connect))
+        .route(
+            "/api/scheduler/calendar/disconnect",
+            post(calendar_disconnect),
+        )
 }
 
 /// The status the routes send: the snapshot plus what only the engine knows.
@@ -173,4 +187,152 @@ fn event(e: &Event) -> SseEvent {
         .unwrap_or("event")
         .to_string();
     SseEvent::default().event(kind).data(value.to_string())
+}
+
+#[derive(Debug, Deserialize)]
+struct PreviewQuery {
+    sleep_start: Option<String>,
+    sleep_end: Option<String>,
+}
+
+/// `GET /api/scheduler/preview?sleep_start=HH:MM&sleep_end=HH:MM`: the next window with
+/// the proposed sleep hours, as `metaclaw scheduler next-window` computes it from the
+/// config (sleep hours and the pause). The hours are checked by the config's own
+/// validation, on a staged copy: nothing is written.
+async fn preview(State(state): State<Arc<AdminState>>, Query(q): Query<PreviewQuery>) -> Response {
+    let home = state.home.clone();
+    let done = tokio::task::spawn_blocking(move || {
+        let other = |e: &dyn std::fmt::Display| Failure::Other(e.to_string());
+        let paths = Paths::new(&home).map_err(|e| other(&e))?;
+        let store = SecretStore::open(&paths).map_err(|e| other(&e))?;
+        let staged = Staged::new(&paths).map_err(|e| other(&e))?;
+        let changes: Vec<(String, String)> = [
+            ("scheduler.sleep_start", q.sleep_start),
+            ("scheduler.sleep_end", q.sleep_end),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| v.map(|v| (k.to_owned(), v)))
+        .collect();
+        staged.set_all(&store, &changes)?;
+        let config = Config::load(&staged.paths)
+            .map_err(|e| Failure::Invalid(sentence("scheduler", &e)))?
+            .config;
+        let status = offline::status(&paths, &config);
+        let now = SystemClock.now_zoned();
+        let line = text::next_window(&status, &now);
+        let next = line
+            .strip_prefix("next window: ")
+            .unwrap_or(&line)
+            .to_owned();
+        let s = &config.scheduler;
+        Ok::<_, Failure>(json!({
+            "next_window": next,
+            "sleep": format!("{}–{}", s.sleep_start, s.sleep_end),
+        }))
+    })
+    .await;
+    match done {
+        Ok(Ok(v)) => axum::Json(v).into_response(),
+        Ok(Err(Failure::Invalid(i))) => invalid(&i),
+        Ok(Err(Failure::Other(e))) => error(StatusCode::INTERNAL_SERVER_ERROR, &e),
+        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    }
+}
+
+/// How long connect waits for the sign-in address before giving up.
+const AUTH_URL_WAIT: Duration = Duration::from_secs(30);
+/// How long the sign-in may take before the flow gives up waiting for Google's redirect.
+const SIGN_IN_WAIT: Duration = Duration::from_secs(15 * 60);
+
+type UrlSlot = Arc<Mutex<Option<oneshot::Sender<Result<String, String>>>>>;
+
+fn answer(slot: &UrlSlot, value: Result<String, String>) {
+    if let Some(tx) = slot.lock().unwrap_or_else(PoisonError::into_inner).take() {
+        let _ = tx.send(value);
+    }
+}
+
+/// `POST /api/scheduler/calendar/connect` → `{"auth_url"}`: Google's installed-app flow
+/// (the same engine call as `metaclaw scheduler calendar connect`) runs in the background,
+/// waiting for the loopback redirect; the UI opens the address. Once connected,
+/// `scheduler.calendar.enabled` is set, as the CLI does.
+async fn calendar_connect(State(state): State<Arc<AdminState>>) -> Response {
+    let home = state.home.clone();
+    let opened = tokio::task::spawn_blocking(move || {
+        let paths = Paths::new(&home).map_err(|e| e.to_string())?;
+        let loaded = Config::load(&paths).map_err(|e| e.to_string())?;
+        let store = SecretStore::open(&paths)
+            .map_err(|e| e.to_string())?
+            .with_legacy(loaded.legacy_secrets);
+        Ok::<_, String>((paths, loaded.config, store))
+    })
+    .await;
+    let (paths, config, store) = match opened {
+        Ok(Ok(r)) => r,
+        Ok(Err(e)) => return error(StatusCode::INTERNAL_SERVER_ERROR, &e),
+        Err(e) => return error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    };
+    if let Err(why) = cal::credentials_path(&config.scheduler.calendar, &paths) {
+        return error(StatusCode::BAD_REQUEST, &why);
+    }
+    let (tx, rx) = oneshot::channel();
+    let slot: UrlSlot = Arc::new(Mutex::new(Some(tx)));
+    let show = {
+        let slot = slot.clone();
+        Present::Show(Arc::new(move |url: &str| answer(&slot, Ok(url.to_owned()))))
+    };
+    let shutdown = state.shutdown.clone();
+    tokio::spawn(async move {
+        let flow = cal::connect(&config, &paths, &store, show);
+        let done = tokio::select! {
+            r = tokio::time::timeout(SIGN_IN_WAIT, flow) => r,
+            () = shutdown.cancelled() => return,
+        };
+        match done {
+            Ok(Ok(info)) => {
+                tracing::info!(calendars = ?info.calendars, "connected to Google Calendar");
+                if !config.scheduler.calendar.enabled {
+                    let set = tokio::task::spawn_blocking(move || {
+                        config::set(&paths, "scheduler.calendar.enabled", "true", &store)
+                    })
+                    .await;
+                    if !matches!(set, Ok(Ok(_))) {
+                        tracing::warn!("could not set scheduler.calendar.enabled");
+                    }
+                }
+            }
+            Ok(Err(e)) => {
+                tracing::warn!(error = %e, "calendar connect failed");
+                answer(&slot, Err(e.to_string()));
+            }
+            Err(_) => tracing::info!("calendar sign-in not completed in time; connect again"),
+        }
+    });
+    match tokio::time::timeout(AUTH_URL_WAIT, rx).await {
+        Ok(Ok(Ok(url))) => axum::Json(json!({"auth_url": url})).into_response(),
+        Ok(Ok(Err(e))) => error(
+            StatusCode::BAD_GATEWAY,
+            &format!("cannot start the Google sign-in: {e}"),
+        ),
+        _ => error(
+            StatusCode::GATEWAY_TIMEOUT,
+            "the Google sign-in did not start; try again",
+        ),
+    }
+}
+
+/// `POST /api/scheduler/calendar/disconnect`: the stored Google token is deleted.
+async fn calendar_disconnect(State(state): State<Arc<AdminState>>) -> Response {
+    let home = state.home.clone();
+    let done = tokio::task::spawn_blocking(move || {
+        let paths = Paths::new(&home).map_err(|e| e.to_string())?;
+        let store = SecretStore::open(&paths).map_err(|e| e.to_string())?;
+        cal::disconnect(&store)
+    })
+    .await;
+    match done {
+        Ok(Ok(_)) => axum::Json(json!({"ok": true})).into_response(),
+        Ok(Err(e)) => error(StatusCode::INTERNAL_SERVER_ERROR, &e),
+        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    }
 }

@@ -1,11 +1,398 @@
-//! Placeholder: filled in by the admin API work for the desktop UI.
+//! `GET|PATCH /api/settings`: the settings screen's curated keys, read from the config file
+//! and written through `config::set` (validated like a load, comments kept), all or nothing.
+//!
+//! Several keys are checked together: they are set one by one on a staged copy of the file
+//! under `run/`, and only a copy where every change was accepted replaces the real file (in
+//! one atomic write). So a refused value leaves the file byte-identical, and two keys that
+//! only make sense together (sleep start and end) can change in one request.
 
+use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
-use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
 
-use super::routes::AdminState;
+use super::routes::{AdminState, error};
+use crate::config::{self, Config, ConfigError, SetOutcome};
+use crate::paths::{Paths, write_private_file};
+use crate::secrets::SecretStore;
 
 pub fn router() -> Router<Arc<AdminState>> {
-    Router::new()
+    Router::new().route("/api/settings", get(show).patch(patch))
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Choice(&'static [&'static str]),
+    Bool,
+    Int,
+    Time,
+}
+
+struct Setting {
+    key: &'static str,
+    label: &'static str,
+    help: &'static str,
+    kind: Kind,
+}
+
+/// Every one is read at start, so each takes effect after a restart.
+const SETTINGS: &[Setting] = &[
+    Setting {
+        key: "mode",
+        label: "Mode",
+        help: "skills_only: proxy, skills and memory. rl: also learns weights from your sessions (needs an RL backend). madmax: rl, training only in idle or sleep windows.",
+        kind: Kind::Choice(&["skills_only", "rl", "madmax"]),
+    },
+    Setting {
+        key: "proxy.port",
+        label: "Port",
+        help: "The local port agents send their requests to.",
+        kind: Kind::Int,
+    },
+    Setting {
+        key: "skills.enabled",
+        label: "Skills",
+        help: "Add relevant skills from your library to each request.",
+        kind: Kind::Bool,
+    },
+    Setting {
+        key: "skills.auto_evolve",
+        label: "Learn new skills",
+        help: "Write new skills from finished sessions.",
+        kind: Kind::Bool,
+    },
+    Setting {
+        key: "memory.enabled",
+        label: "Memory",
+        help: "Remember facts and preferences across sessions and add them to requests.",
+        kind: Kind::Bool,
+    },
+    Setting {
+        key: "memory.auto_extract",
+        label: "Extract memories",
+        help: "Read new memories out of conversations automatically.",
+        kind: Kind::Bool,
+    },
+    Setting {
+        key: "memory.flush_every",
+        label: "Extract every N turns",
+        help: "Extract memories after this many turns of a session (0: only when it ends).",
+        kind: Kind::Int,
+    },
+    Setting {
+        key: "injection.token_budget",
+        label: "Context budget (tokens)",
+        help: "The most tokens of skills and memory added to one request.",
+        kind: Kind::Int,
+    },
+    Setting {
+        key: "scheduler.sleep_start",
+        label: "Sleep hours start",
+        help: "When your night begins (HH:MM): training may run until the end.",
+        kind: Kind::Time,
+    },
+    Setting {
+        key: "scheduler.sleep_end",
+        label: "Sleep hours end",
+        help: "When your night ends (HH:MM).",
+        kind: Kind::Time,
+    },
+    Setting {
+        key: "scheduler.idle_threshold_minutes",
+        label: "Idle after (minutes)",
+        help: "Minutes without keyboard or mouse before a training window opens.",
+        kind: Kind::Int,
+    },
+    Setting {
+        key: "scheduler.min_window_minutes",
+        label: "Shortest window (minutes)",
+        help: "A training step starts only when at least this long is expected.",
+        kind: Kind::Int,
+    },
+    Setting {
+        key: "scheduler.gate_background_learning",
+        label: "Learn only in windows",
+        help: "Hold skill evolution and memory consolidation until a training window opens.",
+        kind: Kind::Bool,
+    },
+    Setting {
+        key: "scheduler.calendar.enabled",
+        label: "Calendar windows",
+        help: "Meetings you accepted in Google Calendar open training windows (connect the calendar first).",
+        kind: Kind::Bool,
+    },
+];
+
+async fn show(State(state): State<Arc<AdminState>>) -> Response {
+    let home = state.home.clone();
+    let read = tokio::task::spawn_blocking(move || {
+        let paths = Paths::new(&home).map_err(|e| e.to_string())?;
+        let loaded = Config::load(&paths).map_err(|e| e.to_string())?;
+        Ok::<_, String>((paths.config, loaded))
+    })
+    .await;
+    let (path, loaded) = match read {
+        Ok(Ok(r)) => r,
+        Ok(Err(e)) => return error(StatusCode::INTERNAL_SERVER_ERROR, &e),
+        Err(e) => return error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    };
+    let effective = serde_json::to_value(&loaded.config).unwrap_or(Value::Null);
+    let settings: Vec<Value> = SETTINGS
+        .iter()
+        .map(|s| {
+            let value = s
+                .key
+                .split('.')
+                .try_fold(&effective, |v, part| v.get(part))
+                .cloned()
+                .unwrap_or(Value::Null);
+            let mut item = json!({
+                "key": s.key,
+                "label": s.label,
+                "help": s.help,
+                "type": match s.kind {
+                    Kind::Choice(_) => "choice",
+                    Kind::Bool => "bool",
+                    Kind::Int => "int",
+                    Kind::Time => "time",
+                },
+                "value": value,
+                "restart": true,
+            });
+            if let (Kind::Choice(choices), Some(obj)) = (s.kind, item.as_object_mut()) {
+                obj.insert("choices".into(), json!(choices));
+            }
+            item
+        })
+        .collect();
+    Json(json!({
+        "config_path": path.display().to_string(),
+        "settings": settings,
+        "warnings": loaded.warnings,
+    }))
+    .into_response()
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PatchBody {
+    changes: Map<String, Value>,
+}
+
+async fn patch(State(state): State<Arc<AdminState>>, body: Bytes) -> Response {
+    let body: PatchBody = match serde_json::from_slice(&body) {
+        Ok(b) => b,
+        Err(e) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                &format!("the body must be {{\"changes\": {{\"<key>\": <value>, ...}}}}: {e}"),
+            );
+        }
+    };
+    let mut changes = Vec::with_capacity(body.changes.len());
+    for (key, value) in &body.changes {
+        let Some(setting) = SETTINGS.iter().find(|s| s.key == key) else {
+            return invalid(&Invalid {
+                field: key.clone(),
+                message: format!("{key} is not a setting this screen changes."),
+            });
+        };
+        match text_of(setting, value) {
+            Ok(text) => changes.push((setting.key.to_owned(), text)),
+            Err(message) => {
+                return invalid(&Invalid {
+                    field: key.clone(),
+                    message,
+                });
+            }
+        }
+    }
+    let home = state.home.clone();
+    let done = tokio::task::spawn_blocking(move || {
+        let paths = Paths::new(&home).map_err(|e| Failure::Other(e.to_string()))?;
+        let store = SecretStore::open(&paths).map_err(|e| Failure::Other(e.to_string()))?;
+        let staged = Staged::new(&paths).map_err(|e| Failure::Other(e.to_string()))?;
+        let written = staged.set_all(&store, &changes)?;
+        staged.commit(&paths).map_err(Failure::Other)?;
+        Ok::<_, Failure>(written)
+    })
+    .await;
+    match done {
+        Ok(Ok(written)) => Json(json!({
+            "restart_required": !written.is_empty(),
+            "written": written,
+        }))
+        .into_response(),
+        Ok(Err(Failure::Invalid(i))) => invalid(&i),
+        Ok(Err(Failure::Other(e))) => error(StatusCode::INTERNAL_SERVER_ERROR, &e),
+        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    }
+}
+
+/// A JSON value as the text `config::set` reads, checked against the setting's type.
+fn text_of(setting: &Setting, value: &Value) -> Result<String, String> {
+    let key = setting.key;
+    match (setting.kind, value) {
+        (Kind::Bool, Value::Bool(b)) => Ok(b.to_string()),
+        (Kind::Bool, _) => Err(format!("{key} must be true or false.")),
+        (Kind::Int, Value::Number(n)) if n.is_u64() => Ok(n.to_string()),
+        (Kind::Int, Value::String(s)) if s.trim().parse::<u64>().is_ok() => Ok(s.trim().into()),
+        (Kind::Int, _) => Err(format!("{key} must be a whole number of 0 or more.")),
+        (Kind::Choice(choices), Value::String(s)) if choices.contains(&s.trim()) => {
+            Ok(s.trim().into())
+        }
+        (Kind::Choice(choices), _) => Err(format!("{key} must be one of: {}.", choices.join(", "))),
+        (Kind::Time, Value::String(s)) if config::TimeOfDay::parse(s).is_some() => {
+            Ok(s.trim().into())
+        }
+        (Kind::Time, _) => Err(format!("{key} must be a time HH:MM (00:00 to 23:59).")),
+    }
+}
+
+/// A refused value: which field, and why in a sentence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Invalid {
+    pub field: String,
+    pub message: String,
+}
+
+pub(super) enum Failure {
+    Invalid(Invalid),
+    Other(String),
+}
+
+pub(super) fn invalid(i: &Invalid) -> Response {
+    (
+        StatusCode::BAD_REQUEST,
+        Json(json!({"error": {"message": i.message, "field": i.field}})),
+    )
+        .into_response()
+}
+
+/// A config error as a sentence, without the file's path (a staged copy's, here).
+pub(super) fn sentence(field: &str, e: &ConfigError) -> Invalid {
+    let message = match e {
+        ConfigError::Invalid { key, message, .. } if key.is_empty() => message.clone(),
+        ConfigError::Invalid { key, message, .. } => format!("{key}: {message}"),
+        ConfigError::Parse { message, .. } => message.clone(),
+        other => other.to_string(),
+    };
+    Invalid {
+        field: field.to_owned(),
+        message,
+    }
+}
+
+static STAGED: AtomicU64 = AtomicU64::new(0);
+
+/// A private copy of the config file under `run/`, removed when dropped.
+pub(super) struct Staged {
+    dir: PathBuf,
+    pub paths: Paths,
+    before: Option<Vec<u8>>,
+}
+
+impl Staged {
+    /// Blocking.
+    pub fn new(real: &Paths) -> std::io::Result<Staged> {
+        let n = STAGED.fetch_add(1, Ordering::Relaxed);
+        let dir = real
+            .run
+            .join(format!("config-staged.{}.{n}", std::process::id()));
+        std::fs::create_dir_all(&dir)?;
+        let paths = Paths::new(&dir).map_err(std::io::Error::other)?;
+        let before = match std::fs::read(&real.config) {
+            Ok(b) => Some(b),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(e),
+        };
+        if let Some(bytes) = &before {
+            write_private_file(&paths.config, bytes)?;
+        }
+        Ok(Staged { dir, paths, before })
+    }
+
+    /// Sets every `(key, text)` on the copy, returning the keys written. A change refused
+    /// only because of another not yet made (sleep start equal to the old end) is tried
+    /// again after the others; the first refusal that stays is the answer.
+    pub fn set_all(
+        &self,
+        store: &SecretStore,
+        changes: &[(String, String)],
+    ) -> Result<Vec<String>, Failure> {
+        let mut pending: Vec<&(String, String)> = changes.iter().collect();
+        let mut written = Vec::new();
+        while !pending.is_empty() {
+            let before = pending.len();
+            let mut refused = Vec::new();
+            let mut first: Option<Invalid> = None;
+            for change in pending {
+                match config::set(&self.paths, &change.0, &change.1, store) {
+                    Ok(SetOutcome::Written { key, .. }) => written.push(key),
+                    Ok(SetOutcome::Secret { account, .. }) => written.push(account),
+                    Err(ConfigError::Read { .. } | ConfigError::Write { .. }) => {
+                        return Err(Failure::Other(format!(
+                            "cannot write the staged copy of the config for {}",
+                            change.0
+                        )));
+                    }
+                    Err(e) => {
+                        first.get_or_insert_with(|| sentence(&change.0, &e));
+                        refused.push(change);
+                    }
+                }
+            }
+            if let Some(i) = first
+                && refused.len() == before
+            {
+                return Err(Failure::Invalid(i));
+            }
+            pending = refused;
+        }
+        Ok(written)
+    }
+
+    /// The staged file replaces the real one, in one atomic write; false when nothing
+    /// changed (and nothing was written).
+    pub fn commit(&self, real: &Paths) -> Result<bool, String> {
+        let after = match std::fs::read(&self.paths.config) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+            Err(e) => return Err(format!("cannot read the staged config: {e}")),
+        };
+        if self.before.as_deref() == Some(after.as_slice()) {
+            return Ok(false);
+        }
+        write_private_file(&real.config, &after)
+            .map_err(|e| format!("cannot write {}: {e}", real.config.display()))?;
+        Ok(true)
+    }
+
+    /// Puts the real file back as it was before [`Staged::commit`].
+    pub fn restore(&self, real: &Paths) {
+        let result = match &self.before {
+            Some(b) => write_private_file(&real.config, b),
+            None => match std::fs::remove_file(&real.config) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+                _ => Ok(()),
+            },
+        };
+        if let Err(e) = result {
+            tracing::error!(path = %real.config.display(), "cannot restore the config: {e}");
+        }
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
 }

@@ -19,6 +19,7 @@ use super::extraction::{Extracted, Extractor};
 use super::policies::Policies;
 use super::reader::Readers;
 use super::vectors::Vectors;
+use crate::events::{EngineEvent, Events};
 use crate::llm::Endpoint;
 use crate::recorder::{RecorderHandle, unix_ms};
 use crate::schedule::gate::{Done, Held, run_in_windows};
@@ -50,6 +51,8 @@ pub struct MemoryConfig {
     pub policies: Arc<Policies>,
     /// `None` in the `keyword` retrieval mode or without an embeddings API.
     pub vectors: Option<Arc<Vectors>>,
+    /// `memory_changed` after extraction, consolidation and edits.
+    pub events: Events,
 }
 
 enum Job {
@@ -81,6 +84,7 @@ pub struct Memory {
     settings: MemorySettings,
     /// Main turns per open session since its last extraction.
     counts: Arc<Mutex<HashMap<String, u32>>>,
+    events: Events,
 }
 
 impl Memory {
@@ -103,6 +107,7 @@ impl Memory {
             vectors: config.vectors.clone(),
             settings: config.settings.clone(),
             counts: Arc::new(Mutex::new(HashMap::new())),
+            events: config.events.clone(),
         };
         tokio::spawn(run(config, rx, deferred));
         memory
@@ -201,6 +206,7 @@ impl Memory {
     /// when the index goes stale. `None`: every indexed scope (the caller does not know
     /// which changed).
     pub fn units_changed(&self, scope: Option<&str>) {
+        self.events.emit(EngineEvent::MemoryChanged);
         let Some(v) = &self.vectors else {
             return;
         };
@@ -360,11 +366,14 @@ async fn run(
                 let changed = !out.applied.added.is_empty()
                     || !out.applied.updated.is_empty()
                     || !out.applied.superseded.is_empty();
+                if changed {
+                    config.events.emit(EngineEvent::MemoryChanged);
+                }
                 if config.settings.consolidate && changed {
                     match &deferred {
                         Some(held) => held.add(out.scope.clone()),
                         None => {
-                            let _ = consolidate(&config.db, &out.scope).await;
+                            let _ = consolidate(&config, &out.scope).await;
                         }
                     }
                 }
@@ -396,7 +405,7 @@ async fn run(
                 }
             }
             Job::Consolidate { scope, reply } => {
-                let done = consolidate(&config.db, &scope).await;
+                let done = consolidate(&config, &scope).await;
                 if let Some(reply) = reply {
                     let _ = reply.send(done);
                 }
@@ -459,8 +468,8 @@ async fn index(vectors: &Vectors, scope: &str) {
 }
 
 /// Runs consolidation on a blocking thread; its changes are audited by the store.
-async fn consolidate(db: &std::path::Path, scope: &str) -> Result<Vec<Step>, String> {
-    let (db, name) = (db.to_path_buf(), scope.to_string());
+async fn consolidate(config: &MemoryConfig, scope: &str) -> Result<Vec<Step>, String> {
+    let (db, name) = (config.db.clone(), scope.to_string());
     let scope = name.clone();
     let done = tokio::task::spawn_blocking(move || {
         let mut store = Store::open(&db).map_err(|e| e.to_string())?;
@@ -478,6 +487,7 @@ async fn consolidate(db: &std::path::Path, scope: &str) -> Result<Vec<Step>, Str
     match &done {
         Ok(steps) if !steps.is_empty() => {
             tracing::info!(scope = %name, steps = steps.len(), "memory consolidated");
+            config.events.emit(EngineEvent::MemoryChanged);
         }
         Err(e) => tracing::warn!(error = %e, "memory consolidation failed"),
         Ok(_) => {}

@@ -4,6 +4,7 @@
 use metaclaw_proxy::seams::{EndReason, SessionEvent, TurnRecord, TurnSink, TurnType};
 
 use super::worker::Evolution;
+use crate::events::{EngineEvent, Events};
 use crate::memory::Memory;
 use crate::recorder::RecorderHandle;
 
@@ -11,6 +12,9 @@ pub struct LearningSink {
     pub recorder: RecorderHandle,
     pub evolution: Option<Evolution>,
     pub memory: Option<Memory>,
+    /// Every turn is announced (the dashboard's live count), and a provider refusing the
+    /// key too (a notification).
+    pub events: Events,
 }
 
 impl TurnSink for LearningSink {
@@ -23,6 +27,7 @@ impl TurnSink for LearningSink {
                 memory.main_turn(&turn.session_id);
             }
         }
+        announce(&self.events, &turn);
         self.recorder.turn_finished(turn);
     }
 
@@ -47,4 +52,25 @@ impl TurnSink for LearningSink {
             }
         }
     }
+}
+
+/// `turn`, and `upstream_auth_failed` when the provider answered 401/403 (MetaClaw's own
+/// key check refuses before a turn exists, so a recorded 401/403 came from the upstream).
+fn announce(events: &Events, turn: &TurnRecord) {
+    if matches!(turn.status, 401 | 403) && turn.error.is_some() {
+        events.emit(EngineEvent::UpstreamAuthFailed {
+            upstream: turn.upstream.clone(),
+            status: turn.status,
+        });
+    }
+    let at_ms = turn
+        .started_at
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+    events.emit(EngineEvent::Turn {
+        at_ms,
+        model: turn.model.clone(),
+        status: turn.status,
+        overhead_ms: turn.overhead_ms,
+    });
 }

@@ -15,6 +15,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 use super::digest::digest;
 use super::job::{Job, Outcome, Trigger};
+use crate::events::{EngineEvent, Events};
 use crate::learned_turns;
 use crate::llm::{self, Completion, Endpoint};
 use crate::recorder::{RecorderHandle, unix_ms};
@@ -75,9 +76,14 @@ impl Evolution {
     /// held for a training window when `gate` is gated. Evolutions asked for explicitly
     /// (admin API, the RL trainer, itself gated) run at once.
     pub fn start_gated(worker: Worker, gate: Gate) -> Evolution {
+        Self::start_reporting(worker, gate, Events::new())
+    }
+
+    /// Like [`Evolution::start_gated`], announcing written skills on `events`.
+    pub fn start_reporting(worker: Worker, gate: Gate, events: Events) -> Evolution {
         let (tx, rx) = mpsc::channel(QUEUE);
         let settings = worker.settings.clone();
-        tokio::spawn(run(worker, rx, gate));
+        tokio::spawn(run(worker, rx, gate, events));
         Evolution {
             tx,
             settings,
@@ -178,7 +184,7 @@ impl Evolution {
     }
 }
 
-async fn run(mut worker: Worker, mut jobs: mpsc::Receiver<Job>, gate: Gate) {
+async fn run(mut worker: Worker, mut jobs: mpsc::Receiver<Job>, gate: Gate, events: Events) {
     // Automatic evolutions waiting for a window, one per session: each reads every turn of
     // its session not yet evolved on, so a second trigger adds nothing.
     let mut held: Vec<Job> = Vec::new();
@@ -187,7 +193,7 @@ async fn run(mut worker: Worker, mut jobs: mpsc::Receiver<Job>, gate: Gate) {
             // The permit first: once granted it must be used, not dropped for a new job.
             biased;
             permit = gate.permit(OWNER), if !held.is_empty() => {
-                run_held(&mut worker, &mut held, permit).await;
+                run_held(&mut worker, &mut held, permit, &events).await;
                 continue;
             }
             job = jobs.recv() => match job {
@@ -207,13 +213,13 @@ async fn run(mut worker: Worker, mut jobs: mpsc::Receiver<Job>, gate: Gate) {
             continue;
         }
         let outcome = evolve(&mut worker, &job, &StopSignal::never()).await;
-        report(&worker, job, outcome).await;
+        report(&worker, job, outcome, &events).await;
     }
 }
 
 /// Held evolutions, oldest first, until done or the window closes; one stopped halfway
 /// stays held (its turns are not marked evolved on), so the next window runs it again.
-async fn run_held(worker: &mut Worker, held: &mut Vec<Job>, permit: Permit) {
+async fn run_held(worker: &mut Worker, held: &mut Vec<Job>, permit: Permit, events: &Events) {
     let stop = permit.signal();
     while !permit.is_stopped() && !held.is_empty() {
         let outcome = evolve(worker, &held[0], &stop).await;
@@ -225,13 +231,22 @@ async fn run_held(worker: &mut Worker, held: &mut Vec<Job>, permit: Permit) {
             break;
         }
         let job = held.remove(0);
-        report(worker, job, outcome).await;
+        report(worker, job, outcome, events).await;
     }
 }
 
-async fn report(worker: &Worker, job: Job, outcome: Outcome) {
+async fn report(worker: &Worker, job: Job, outcome: Outcome, events: &Events) {
     if outcome.outcome != "skipped" {
         log_event(worker, &outcome).await;
+    }
+    let names: Vec<String> = outcome
+        .added
+        .iter()
+        .chain(&outcome.improved)
+        .cloned()
+        .collect();
+    if !names.is_empty() {
+        events.emit(EngineEvent::SkillsLearned { names });
     }
     match outcome.outcome.as_str() {
         "failed" => tracing::warn!(
