@@ -28,15 +28,15 @@ function series(): Series {
 }
 
 describe('series', () => {
-  it('turns buckets into chart columns with x in seconds and gaps as null', () => {
+  it('turns buckets into chart columns (x in seconds: mid-bucket for requests, bucket end for totals) with gaps as null', () => {
     expect(requestColumns(series())).toEqual([
-      [T0 / 1000, T0 / 1000 + 3600, T0 / 1000 + 7200],
+      [T0 / 1000 + 1800, T0 / 1000 + 5400, T0 / 1000 + 9000],
       [10, 0, 2],
       [0, 0, 1],
       [0.8, null, 5],
     ]);
     expect(totalsColumns(series())).toEqual([
-      [T0 / 1000, T0 / 1000 + 3600, T0 / 1000 + 7200],
+      [T0 / 1000 + 3600, T0 / 1000 + 7200, T0 / 1000 + 10800],
       [3, 3, 5],
       [40, 41, 39],
     ]);

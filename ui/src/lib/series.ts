@@ -39,20 +39,27 @@ export const RANGES = [
   { hours: 168, buckets: 28, label: '7 days' },
 ] as const;
 
-/** x (seconds), requests, errors, p50 overhead (ms; null where a bucket had no request). */
+/** x (seconds, the middle of each bucket), requests, errors, p50 overhead (ms; null where a
+ *  bucket had no request). */
 export function requestColumns(s: Series): Columns {
   const r = s.requests;
-  return [r.map((b) => b.t_ms / 1000), r.map((b) => b.count), r.map((b) => b.errors), r.map((b) => b.overhead_p50_ms)];
+  return [r.map((b) => (b.t_ms + s.bucket_ms / 2) / 1000), r.map((b) => b.count), r.map((b) => b.errors), r.map((b) => b.overhead_p50_ms)];
 }
 
-/** x (seconds), skills total, memories total, on the request buckets' times. */
+/** x (seconds, the end of each bucket: a total is what existed then), skills total,
+ *  memories total. */
 export function totalsColumns(s: Series): Columns {
   const times = (s.skills.length >= s.memories.length ? s.skills : s.memories).map((p) => p.t_ms);
   const at = (points: TotalPoint[]) => {
     const by = new Map(points.map((p) => [p.t_ms, p.total]));
     return times.map((t) => by.get(t) ?? null);
   };
-  return [times.map((t) => t / 1000), at(s.skills), at(s.memories)];
+  return [times.map((t) => (t + s.bucket_ms) / 1000), at(s.skills), at(s.memories)];
+}
+
+/** The x range (seconds) the series covers. */
+export function xRange(s: Series): [number, number] {
+  return [s.from_ms / 1000, s.to_ms / 1000];
 }
 
 /** The median of the requests' per-bucket p50s, weighted by each bucket's count. */
