@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test: the web UI's (Vitest), formatting, lints, the Rust suites (unit, integration,
-# end-to-end) and the Python SDK client tests, inside a private D-Bus session with a throwaway
-# unlocked keyring.
+# end-to-end), the Python SDK client tests and the UI's end-to-end tests (headless Chromium),
+# inside a private D-Bus session with a throwaway unlocked keyring.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
@@ -31,4 +31,6 @@ dbus-run-session -- bash -euo pipefail -c '
   echo -n "throwaway-test-keyring" | gnome-keyring-daemon --unlock --components=secrets >/dev/null
   cargo test --workspace --locked
   target/pyenv/bin/python -m pytest -q tests/python
+  npm --prefix tests/ui-e2e ci --no-audit --no-fund
+  node tests/ui-e2e/run.mjs
 '
