@@ -523,3 +523,65 @@ async fn settings_preview_logs_memory_series_and_calendar() {
     assert_eq!(s, StatusCode::OK, "{c}");
     assert_eq!(c["ok"], true);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn learned_skills_are_announced_and_counted_in_the_series() {
+    let chat = FakeUpstream::start(FakeOptions::default()).await.unwrap();
+    let evolver = FakeUpstream::start(FakeOptions::default()).await.unwrap();
+    let port = free_port();
+    let home = Home::new(&format!(
+        "llm:\n  api: openai\n  api_base: {}\n  model_id: chat-model\nproxy:\n  port: {port}\n\
+         skills:\n  evolver_api_base: {}\n  evolver_model: evolver-model\n  evolution_every_n_turns: 0\n",
+        chat.base_url_openai(),
+        evolver.base_url_openai()
+    ));
+    let d = Daemon::start(home, port, "file", &[]).await;
+    for text in [
+        "npm install broke the build again after a teammate upgraded packages",
+        "how do we stop dependency drift between machines?",
+    ] {
+        let r = d
+            .http
+            .post(d.url("/v1/chat/completions"))
+            .bearer_auth(common::daemon::PROXY_KEY)
+            .header("x-session-id", "s-learn")
+            .header("content-type", "application/json")
+            .body(
+                json!({"model": "x", "messages": [{"role": "user", "content": text}]}).to_string(),
+            )
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::OK);
+    }
+    let skill = json!({
+        "name": "pin-dependency-lockfiles",
+        "description": "Use when builds break because dependencies drifted between machines or CI.",
+        "category": "coding",
+        "tags": ["lockfile"],
+        "body": "# Pin dependencies with lockfiles\n\n## When this applies\nA build breaks after dependencies drift.\n\n## Steps\n1. Commit the lockfile with every dependency change.\n2. Install with the frozen lockfile in CI (`npm ci`, `cargo build --locked`).\n3. Upgrade deliberately, one dependency at a time, and run the tests.\n\n## Anti-patterns\n- Deleting the lockfile to make an install error go away.\n",
+        "improves": null
+    });
+    evolver.push_reply(json!({"skills": [skill]}).to_string());
+    let mut events = d.events().await;
+    let (s, out) = d
+        .json(
+            Method::POST,
+            "/api/skills/evolve",
+            Some(json!({"session_id": "s-learn"})),
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK, "{out}");
+    assert_eq!(out["outcome"], "added", "{out}");
+    let learned = events.next_of("skills_learned").await;
+    assert_eq!(learned["names"], json!(["pin-dependency-lockfiles"]));
+
+    let (_, status) = d.json(Method::GET, "/api/status", None).await;
+    let count = status["skills"]["count"].as_u64().unwrap();
+    let (s, series) = d
+        .json(Method::GET, "/api/stats/series?hours=24&buckets=2", None)
+        .await;
+    assert_eq!(s, StatusCode::OK, "{series}");
+    assert_eq!(series["skills"][1]["total"], count, "{series}");
+    assert_eq!(series["skills"][0]["total"], count - 1, "{series}");
+}

@@ -74,3 +74,79 @@ fn announce(events: &Events, turn: &TurnRecord) {
         overhead_ms: turn.overhead_ms,
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, UNIX_EPOCH};
+
+    use bytes::Bytes;
+    use metaclaw_proxy::seams::{Protocol, ReplyCapture};
+
+    use super::*;
+
+    fn turn(status: u16, error: Option<&str>) -> TurnRecord {
+        TurnRecord {
+            session_id: "s".into(),
+            turn_type: TurnType::Main,
+            scope: "default".into(),
+            client_protocol: Protocol::Openai,
+            upstream_protocol: Protocol::Openai,
+            upstream: "primary".into(),
+            model: "m".into(),
+            request: Bytes::new(),
+            reply: ReplyCapture::None,
+            status,
+            error: error.map(str::to_owned),
+            overhead_ms: 1.25,
+            ttft_ms: None,
+            total_ms: 10.0,
+            started_at: UNIX_EPOCH + Duration::from_millis(1_700),
+            skill_generation: 0,
+            injected_skills: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn every_turn_is_announced_with_its_overhead() {
+        let events = Events::new();
+        let mut rx = events.subscribe();
+        announce(&events, &turn(200, None));
+        assert_eq!(
+            rx.try_recv().ok(),
+            Some(EngineEvent::Turn {
+                at_ms: 1_700,
+                model: "m".into(),
+                status: 200,
+                overhead_ms: 1.25,
+            })
+        );
+        assert!(rx.try_recv().is_err());
+    }
+
+    #[test]
+    fn a_refused_key_is_announced_before_the_turn() {
+        let events = Events::new();
+        let mut rx = events.subscribe();
+        announce(
+            &events,
+            &turn(401, Some("upstream `primary` answered 401: bad key")),
+        );
+        assert_eq!(
+            rx.try_recv().ok(),
+            Some(EngineEvent::UpstreamAuthFailed {
+                upstream: "primary".into(),
+                status: 401,
+            })
+        );
+        assert!(matches!(
+            rx.try_recv(),
+            Ok(EngineEvent::Turn { status: 401, .. })
+        ));
+        announce(&events, &turn(429, Some("rate limited")));
+        assert!(matches!(
+            rx.try_recv(),
+            Ok(EngineEvent::Turn { status: 429, .. })
+        ));
+        assert!(rx.try_recv().is_err());
+    }
+}
