@@ -127,3 +127,38 @@ describe('WindowsStep', () => {
     expect(last.query.get('sleep_end')).toBe('22:00');
   });
 });
+
+describe('Google Calendar', () => {
+  it('opens the sign-in page and shows the calendar connected once the token is stored', async () => {
+    let stored = false;
+    const { fetch, calls } = fetchRoutes({
+      'GET /api/scheduler/preview': { next_window: 'tonight 23:00 (sleep)', sleep: '23:00–07:00' },
+      'POST /api/scheduler/calendar/connect': () => {
+        return { auth_url: 'https://accounts.google.com/o/oauth2/auth?x=1' };
+      },
+      'GET /api/setup': () => ({ ...SETUP, windows: { ...SETUP.windows, calendar: { enabled: stored, connected: stored } } }),
+      'POST /api/scheduler/calendar/disconnect': { ok: true },
+    });
+    const opened: unknown[][] = [];
+    const realOpen = window.open;
+    window.open = ((...args: unknown[]) => {
+      opened.push(args);
+      return null;
+    }) as typeof window.open;
+    try {
+      render(WindowsStep, { api: createApi({ token: () => 't', fetch }), sleepStart: '23:00', sleepEnd: '07:00', debounceMs: 1, pollMs: 5 });
+      await fireEvent.click(screen.getByRole('button', { name: 'Connect Google Calendar' }));
+      await until(() => expect(opened[0]?.[0]).toBe('https://accounts.google.com/o/oauth2/auth?x=1'));
+      expect(screen.getByRole('link', { name: 'Open the sign-in page' })).toBeTruthy();
+      await until(() => expect(calls.filter((c) => c.path === '/api/setup').length).toBeGreaterThan(0));
+      expect(screen.queryByText('Google Calendar is connected.')).toBeNull();
+      stored = true;
+      expect(await screen.findByText('Google Calendar is connected.')).toBeTruthy();
+      await fireEvent.click(screen.getByRole('button', { name: 'Disconnect Google Calendar' }));
+      expect(await screen.findByRole('button', { name: 'Connect Google Calendar' })).toBeTruthy();
+      expect(calls.some((c) => c.method === 'POST' && c.path === '/api/scheduler/calendar/disconnect')).toBe(true);
+    } finally {
+      window.open = realOpen;
+    }
+  });
+});
