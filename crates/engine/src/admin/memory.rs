@@ -248,7 +248,15 @@ async fn create(State(state): State<Arc<AdminState>>, Json(c): Json<Create>) -> 
     done
 }
 
-/// After a successful change by a person, the memory's embeddings catch up.
+/// The dashboard follows a successful change live.
+fn announce(state: &AdminState, done: &Response) {
+    if done.status().is_success() {
+        state.events.emit(crate::events::EngineEvent::MemoryChanged);
+    }
+}
+
+/// After a successful change by a person, the memory's embeddings catch up (and the
+/// change is announced).
 fn changed(state: &AdminState, done: &Response, scope: Option<&str>) {
     if let Some(memory) = &state.memory
         && done.status().is_success()
@@ -287,38 +295,48 @@ async fn edit(
 }
 
 async fn pin(State(state): State<Arc<AdminState>>, Path(id): Path<String>) -> Response {
-    on_db(&state, true, move |s| {
+    let done = on_db(&state, true, move |s| {
         db::set_pinned(s.connection_mut(), &id, true, ACTOR, now())
     })
-    .await
+    .await;
+    announce(&state, &done);
+    done
 }
 
 async fn unpin(State(state): State<Arc<AdminState>>, Path(id): Path<String>) -> Response {
-    on_db(&state, true, move |s| {
+    let done = on_db(&state, true, move |s| {
         db::set_pinned(s.connection_mut(), &id, false, ACTOR, now())
     })
-    .await
+    .await;
+    announce(&state, &done);
+    done
 }
 
 async fn forget(State(state): State<Arc<AdminState>>, Path(id): Path<String>) -> Response {
-    on_db(&state, true, move |s| {
+    let done = on_db(&state, true, move |s| {
         db::archive(s.connection_mut(), &id, ACTOR, now())
     })
-    .await
+    .await;
+    announce(&state, &done);
+    done
 }
 
 async fn restore(State(state): State<Arc<AdminState>>, Path(id): Path<String>) -> Response {
-    on_db(&state, true, move |s| {
+    let done = on_db(&state, true, move |s| {
         db::restore(s.connection_mut(), &id, ACTOR, now())
     })
-    .await
+    .await;
+    announce(&state, &done);
+    done
 }
 
 async fn purge(State(state): State<Arc<AdminState>>, Path(id): Path<String>) -> Response {
-    on_db(&state, true, move |s| {
+    let done = on_db(&state, true, move |s| {
         db::purge(s.connection_mut(), &id, ACTOR, now()).map(|()| json!({"purged": id}))
     })
-    .await
+    .await;
+    announce(&state, &done);
+    done
 }
 
 #[derive(Deserialize, Default)]
