@@ -396,3 +396,110 @@ impl Drop for Staged {
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::panic)]
+
+    use super::*;
+    use crate::secrets::BackendChoice;
+
+    fn setting(key: &str) -> &'static Setting {
+        SETTINGS.iter().find(|s| s.key == key).unwrap()
+    }
+
+    #[test]
+    fn values_are_checked_against_the_setting_type() {
+        let port = setting("proxy.port");
+        assert_eq!(text_of(port, &json!(31000)).unwrap(), "31000");
+        assert_eq!(text_of(port, &json!(" 31000 ")).unwrap(), "31000");
+        assert!(
+            text_of(port, &json!(-1))
+                .unwrap_err()
+                .contains("proxy.port")
+        );
+        assert!(text_of(port, &json!("abc")).is_err());
+        let on = setting("skills.enabled");
+        assert_eq!(text_of(on, &json!(false)).unwrap(), "false");
+        assert!(text_of(on, &json!("yes")).is_err());
+        let mode = setting("mode");
+        assert_eq!(text_of(mode, &json!("rl")).unwrap(), "rl");
+        assert!(
+            text_of(mode, &json!("turbo"))
+                .unwrap_err()
+                .contains("skills_only")
+        );
+        let start = setting("scheduler.sleep_start");
+        assert_eq!(text_of(start, &json!("7:30")).unwrap(), "7:30");
+        assert!(text_of(start, &json!("24:00")).is_err());
+    }
+
+    fn home() -> (tempfile::TempDir, Paths, SecretStore) {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = Paths::new(dir.path()).unwrap();
+        paths.ensure_dirs().unwrap();
+        let store = SecretStore::new(&paths, BackendChoice::File);
+        (dir, paths, store)
+    }
+
+    fn changes(list: &[(&str, &str)]) -> Vec<(String, String)> {
+        list.iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn a_refused_change_leaves_the_file_and_the_staging_gone() {
+        let (_dir, paths, store) = home();
+        let before = "# mine\nmemory:\n  flush_every: 3 # often\n";
+        std::fs::write(&paths.config, before).unwrap();
+        {
+            let staged = Staged::new(&paths).unwrap();
+            let refused = staged.set_all(
+                &store,
+                &changes(&[
+                    ("memory.flush_every", "9"),
+                    ("scheduler.sleep_start", "07:00"),
+                ]),
+            );
+            let Err(Failure::Invalid(i)) = refused else {
+                panic!("sleep start equal to the default end must be refused");
+            };
+            assert_eq!(i.field, "scheduler.sleep_start");
+            assert!(i.message.contains("must differ"), "{}", i.message);
+        }
+        assert_eq!(std::fs::read_to_string(&paths.config).unwrap(), before);
+        let left: Vec<_> = std::fs::read_dir(&paths.run).unwrap().collect();
+        assert!(left.is_empty(), "{left:?}");
+    }
+
+    #[test]
+    fn changes_that_only_fit_together_are_written_in_one_go() {
+        let (_dir, paths, store) = home();
+        std::fs::write(&paths.config, "# mine\nmode: skills_only # chosen\n").unwrap();
+        let staged = Staged::new(&paths).unwrap();
+        let written = staged
+            .set_all(
+                &store,
+                &changes(&[
+                    ("scheduler.sleep_start", "07:00"),
+                    ("scheduler.sleep_end", "15:00"),
+                ]),
+            )
+            .map_err(|_| "refused")
+            .unwrap();
+        assert_eq!(written, ["scheduler.sleep_end", "scheduler.sleep_start"]);
+        assert!(staged.commit(&paths).unwrap());
+        let text = std::fs::read_to_string(&paths.config).unwrap();
+        assert!(
+            text.starts_with("# mine\nmode: skills_only # chosen\n"),
+            "{text}"
+        );
+        let config = Config::load(&paths).unwrap().config;
+        assert_eq!(config.scheduler.sleep_start.to_string(), "07:00");
+        assert_eq!(config.scheduler.sleep_end.to_string(), "15:00");
+        // Nothing new: nothing written.
+        let again = Staged::new(&paths).unwrap();
+        assert!(!again.commit(&paths).unwrap());
+    }
+}
