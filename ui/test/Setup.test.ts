@@ -44,6 +44,7 @@ describe('Setup', () => {
     await fireEvent.click(await screen.findByRole('checkbox', { name: 'openclaw' }));
     const preview = await screen.findByRole('region', { name: 'Changes for openclaw' });
     await until(() => expect(within(preview).getByText('models.providers.metaclaw.baseUrl')).toBeTruthy());
+    expect(calls.filter((c) => c.path.endsWith('/preview')).length).toBe(1);
 
     await fireEvent.input(key, { target: { value: 'sk-typed' } });
     await fireEvent.click(screen.getByRole('radio', { name: 'Reinforcement learning' }));
