@@ -1,7 +1,13 @@
-// At most one call per `ms`: the first runs at once, later ones fold into one trailing call
-// so the last change is never lost.
+// At most one call per `ms`; calls in between fold into one later call so the last change
+// is never lost. `settle` delays even the first call a little: an engine event can arrive
+// before what it announces is readable (a turn is written to the database just after).
 
-export function throttle(fn: () => void, ms: number, now: () => number = Date.now): { (): void; cancel(): void } {
+export function throttle(
+  fn: () => void,
+  ms: number,
+  settle = 0,
+  now: () => number = Date.now,
+): { (): void; cancel(): void } {
   let last = -Infinity;
   let timer: ReturnType<typeof setTimeout> | null = null;
   const run = () => {
@@ -11,7 +17,7 @@ export function throttle(fn: () => void, ms: number, now: () => number = Date.no
   };
   const call = () => {
     if (timer !== null) return;
-    const wait = last + ms - now();
+    const wait = Math.max(settle, last + ms - now());
     if (wait <= 0) run();
     else timer = setTimeout(run, wait);
   };
