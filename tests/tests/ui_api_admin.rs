@@ -318,6 +318,7 @@ async fn a_refused_key_fails_verify_and_is_announced() {
 #[tokio::test(flavor = "multi_thread")]
 async fn settings_preview_logs_memory_series_and_calendar() {
     let google = FakeGoogle::start().await.unwrap();
+    google.set_events("primary", Vec::new());
     let port = free_port();
     let dir = tempfile::tempdir().unwrap();
     let secrets = google.write_client_secrets(dir.path()).unwrap();
@@ -517,11 +518,29 @@ async fn settings_preview_logs_memory_series_and_calendar() {
     let url = c["auth_url"].as_str().unwrap();
     assert!(url.starts_with(&google.root_url()), "{url}");
     assert!(url.contains("redirect_uri="), "{url}");
+    // The test plays the browser: Google sends it back to the engine's loopback listener.
+    let page = reqwest::get(url).await.unwrap();
+    assert!(page.status().is_success(), "{}", page.status());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (_, setup) = d.json(Method::GET, "/api/setup", None).await;
+        let calendar = &setup["windows"]["calendar"];
+        if calendar["connected"] == true && calendar["enabled"] == true {
+            break;
+        }
+        if Instant::now() >= deadline {
+            let (_, logs) = d.json(Method::GET, "/api/logs?lines=30", None).await;
+            panic!("never connected: {setup}\n{logs}");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     let (s, c) = d
         .json(Method::POST, "/api/scheduler/calendar/disconnect", None)
         .await;
     assert_eq!(s, StatusCode::OK, "{c}");
     assert_eq!(c["ok"], true);
+    let (_, setup) = d.json(Method::GET, "/api/setup", None).await;
+    assert_eq!(setup["windows"]["calendar"]["connected"], false, "{setup}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
