@@ -100,6 +100,23 @@ fn json_format() -> bool {
     std::env::var(LOG_FORMAT_ENV).is_ok_and(|v| v.eq_ignore_ascii_case("json"))
 }
 
+/// The log file being written: daily rotation names files `metaclaw.YYYY-MM-DD.log` and the
+/// newest one is current. `None` when there is none yet (or the directory is unreadable).
+pub fn newest_log(dir: &std::path::Path) -> Option<std::path::PathBuf> {
+    let mut files: Vec<(std::time::SystemTime, std::path::PathBuf)> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(Result::ok)
+        .filter(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            name.starts_with("metaclaw.") && name.ends_with(".log")
+        })
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .collect();
+    files.sort();
+    files.pop().map(|(_, p)| p)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

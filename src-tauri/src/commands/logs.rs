@@ -1,7 +1,6 @@
 //! `metaclaw logs [-f] [-n N]`: the newest log file under `$METACLAW_HOME/logs/`.
 
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
-use std::path::PathBuf;
 use std::time::Duration;
 
 use metaclaw_engine::paths::Paths;
@@ -9,7 +8,7 @@ use metaclaw_engine::paths::Paths;
 use crate::exit::{Failure, Outcome};
 
 pub fn run(paths: &Paths, follow: bool, lines: usize) -> Outcome {
-    let Some(file) = newest_log(paths)? else {
+    let Some(file) = metaclaw_engine::logging::newest_log(&paths.logs) else {
         return Err(Failure::error(format!(
             "no log file yet in {}",
             paths.logs.display()
@@ -40,22 +39,4 @@ pub fn run(paths: &Paths, follow: bool, lines: usize) -> Outcome {
         pos += buf.len() as u64;
         out.write_all(&buf)?;
     }
-}
-
-/// Daily rotation names files `metaclaw.YYYY-MM-DD.log`; the newest one is current.
-fn newest_log(paths: &Paths) -> Result<Option<PathBuf>, Failure> {
-    let Ok(entries) = std::fs::read_dir(&paths.logs) else {
-        return Ok(None);
-    };
-    let mut files: Vec<(std::time::SystemTime, PathBuf)> = entries
-        .filter_map(Result::ok)
-        .filter(|e| {
-            let name = e.file_name();
-            let name = name.to_string_lossy();
-            name.starts_with("metaclaw.") && name.ends_with(".log")
-        })
-        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
-        .collect();
-    files.sort();
-    Ok(files.pop().map(|(_, p)| p))
 }

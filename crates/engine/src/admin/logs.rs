@@ -2,7 +2,7 @@
 //! JSON format, see `logging.rs`), parsed into time, level, target and message.
 
 use std::io::{Read, Seek, SeekFrom};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use axum::extract::{Query, State};
@@ -55,7 +55,7 @@ async fn logs(State(state): State<Arc<AdminState>>, Query(q): Query<LogsQuery>) 
     let lines = q.lines.unwrap_or(DEFAULT_LINES).clamp(1, MAX_LINES);
     let dir = state.log_dir.clone();
     let read = tokio::task::spawn_blocking(move || -> std::io::Result<Value> {
-        let Some(file) = newest_log(&dir) else {
+        let Some(file) = crate::logging::newest_log(&dir) else {
             return Ok(json!({"file": null, "lines": []}));
         };
         let text = tail(&file)?;
@@ -72,22 +72,6 @@ async fn logs(State(state): State<Arc<AdminState>>, Query(q): Query<LogsQuery>) 
         ),
         Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
     }
-}
-
-/// Daily rotation names files `metaclaw.YYYY-MM-DD.log`; the newest one is current.
-pub(super) fn newest_log(dir: &Path) -> Option<PathBuf> {
-    let mut files: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(dir)
-        .ok()?
-        .filter_map(Result::ok)
-        .filter(|e| {
-            let name = e.file_name();
-            let name = name.to_string_lossy();
-            name.starts_with("metaclaw.") && name.ends_with(".log")
-        })
-        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
-        .collect();
-    files.sort();
-    files.pop().map(|(_, p)| p)
 }
 
 /// The file's last [`TAIL_BYTES`], starting at a whole line.
