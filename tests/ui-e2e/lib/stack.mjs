@@ -4,7 +4,7 @@
 
 import { spawn, spawnSync } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -73,9 +73,9 @@ function alive(pid) {
 }
 
 /**
- * Starts the pair. `config` is written to config.yaml (a function of the fake's OpenAI base
- * URL) unless null (a fresh home); `llmKey`/`proxyKey` store the upstream key and the key
- * agents present in the home's keychain entries before the start.
+ * Starts the pair. `config(stack)` (it can use the fake's URL) is written to config.yaml;
+ * null leaves a fresh home. `storeLlmKey`/`storeProxyKey` put the fake's key and the key
+ * agents present into this home's keychain entries (`metaclaw config set`) before the start.
  */
 export async function startStack({ config = null, storeLlmKey = true, storeProxyKey = true } = {}) {
   const root = mkdtempSync(join(tmpdir(), 'metaclaw-ui-e2e-'));
@@ -138,6 +138,7 @@ async function launch(stack) {
     env: stack.env,
     stdio: ['ignore', out, out],
   });
+  closeSync(out);
   stack.children.metaclaw = child;
   mkdirSync(PIDS_DIR, { recursive: true });
   writeFileSync(join(PIDS_DIR, String(child.pid)), METACLAW_BIN);

@@ -6,7 +6,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { admin, chat, fakeConfig, startStack } from '../lib/stack.mjs';
+import { admin, chat, fakeConfig, scrub, startStack } from '../lib/stack.mjs';
 import { launchBrowser, nav, openUi } from '../lib/browser.mjs';
 
 let stack;
@@ -48,10 +48,10 @@ test('settings: an invalid value is refused with nothing written; valid ones are
     await form.getByRole('status').getByText(/^Saved: .*memory\.flush_every.*Some changes take effect after a restart\.$/).waitFor();
   });
   const saved = configText();
-  assert.match(saved, /flush_every: 8/);
-  assert.match(saved, /token_budget: 900/);
-  assert.match(saved, /gate_background_learning: true/);
-  assert.ok(saved.includes('# kept: a comment of the user'), `the comment was lost:\n${saved}`);
+  assert.match(saved, /flush_every: 8/, 'config.yaml lacks flush_every: 8');
+  assert.match(saved, /token_budget: 900/, 'config.yaml lacks token_budget: 900');
+  assert.match(saved, /gate_background_learning: true/, 'config.yaml lacks gate_background_learning: true');
+  assert.ok(saved.includes('# kept: a comment of the user'), `the comment was lost:\n${scrub(saved)}`);
   assert.equal(await valueOf('memory.flush_every'), 8);
 
   const serving = async () =>
@@ -83,7 +83,7 @@ test('logs: the lines of this run, filtered by text, with no secret in them', { 
     await page.getByLabel('Filter').fill('MetaClaw is serving');
     await page.getByText(/showing [12] of \d+ lines/).waitFor();
     const shown = await log.locator('.line').allInnerTexts();
-    assert.ok(shown.length >= 1 && shown.every((l) => l.includes('MetaClaw is serving')), `shown: ${shown.join(' | ')}`);
+    assert.ok(shown.length >= 1 && shown.every((l) => l.includes('MetaClaw is serving')), `shown: ${scrub(shown.join(' | '))}`);
   });
   await step('the Errors level shows no error lines for a healthy run', async () => {
     await page.getByLabel('Filter').fill('');

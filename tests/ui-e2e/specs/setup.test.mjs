@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { admin, startStack } from '../lib/stack.mjs';
+import { admin, scrub, startStack } from '../lib/stack.mjs';
 import { launchBrowser, openUi } from '../lib/browser.mjs';
 
 let stack;
@@ -32,8 +32,8 @@ function keychainHas(account, value) {
 }
 
 test('setup on a fresh home: test the connection, choose mode and hours, apply, restart, verify', { timeout: 90000 }, async () => {
-  const before = await admin(stack, 'GET', '/api/setup');
-  assert.equal(before.configured, false, 'a fresh home is not configured');
+  const fresh = await admin(stack, 'GET', '/api/setup');
+  assert.equal(fresh.configured, false, 'a fresh home is not configured');
 
   const { page, step } = await openUi(browser, stack, 'setup');
   const form = page.getByRole('form', { name: 'Setup' });
@@ -90,21 +90,21 @@ test('setup on a fresh home: test the connection, choose mode and hours, apply, 
   assert.equal(sawRestarting, true, 'the page did not say "Restarting MetaClaw…" while restarting');
 
   const config = readFileSync(join(stack.home, 'config.yaml'), 'utf8');
-  assert.match(config, /provider: custom/);
-  assert.ok(config.includes(stack.fakeOpenaiBase), `config.yaml lacks the base URL:\n${config}`);
-  assert.match(config, /model_id: fake-model/);
-  assert.match(config, /sleep_start: ['"]?22:30/);
+  assert.match(config, /provider: custom/, 'config.yaml lacks provider: custom');
+  assert.ok(config.includes(stack.fakeOpenaiBase), `config.yaml lacks the base URL:\n${scrub(config)}`);
+  assert.match(config, /model_id: fake-model/, 'config.yaml lacks model_id: fake-model');
+  assert.match(config, /sleep_start: ['"]?22:30/, 'config.yaml lacks sleep_start 22:30');
   assert.ok(!config.includes(stack.upstreamKey), 'the API key was written to config.yaml');
   assert.ok(keychainHas('llm.api_key', stack.upstreamKey), 'the API key is not in the keychain');
 
-  const after_ = await admin(stack, 'GET', '/api/setup');
-  assert.equal(after_.configured, true);
-  assert.equal(after_.answers.provider, 'custom');
-  assert.equal(after_.answers.mode, 'madmax');
-  assert.match(config, /mode: madmax/);
+  const applied = await admin(stack, 'GET', '/api/setup');
+  assert.equal(applied.configured, true);
+  assert.equal(applied.answers.provider, 'custom');
+  assert.equal(applied.answers.mode, 'madmax');
+  assert.match(config, /mode: madmax/, 'config.yaml lacks mode: madmax');
   assert.equal((await admin(stack, 'GET', '/api/status')).mode, 'madmax', 'the restarted engine runs the new mode');
-  assert.deepEqual(after_.key, { stored: true, source: 'keychain' });
-  assert.equal(after_.windows.sleep_start, '22:30');
-  assert.equal(after_.windows.sleep_end, '06:30');
-  assert.ok(!JSON.stringify(after_).includes(stack.upstreamKey), 'GET /api/setup shows the key');
+  assert.deepEqual(applied.key, { stored: true, source: 'keychain' });
+  assert.equal(applied.windows.sleep_start, '22:30');
+  assert.equal(applied.windows.sleep_end, '06:30');
+  assert.ok(!JSON.stringify(applied).includes(stack.upstreamKey), 'GET /api/setup shows the key');
 });
