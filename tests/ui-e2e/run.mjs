@@ -47,6 +47,7 @@ const run = spawnSync(process.execPath, ['--test', '--test-reporter=spec', '--te
   cwd: here,
   stdio: 'inherit',
   timeout: 240_000,
+  env: { ...process.env, UI_E2E_RUN: String(process.pid) },
 });
 let failed = run.status !== 0;
 if (run.error) process.stderr.write(`ui-e2e: the test runner failed: ${run.error.message}\n`);
@@ -68,6 +69,7 @@ for (const name of left) {
   }
   rmSync(join(PIDS_DIR, name), { force: true });
 }
+rmSync(PIDS_DIR, { recursive: true, force: true });
 
 const secs = ((Date.now() - started) / 1000).toFixed(1);
 process.stdout.write(`ui-e2e: ${failed ? 'FAILED' : 'passed'} in ${secs} s; screenshots in ${SCREENSHOTS}\n`);
