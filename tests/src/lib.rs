@@ -3,4 +3,5 @@
 
 pub mod bench;
 pub mod fake_google;
+pub mod fake_tinker;
 pub mod fake_upstream;
