@@ -70,6 +70,21 @@ impl LearnError {
     }
 }
 
+impl LearnError {
+    /// Whether the server answered a submission with a refusal, so it certainly did not run
+    /// (unlike a broken connection, after which it may have).
+    pub(crate) fn is_refusal(&self) -> bool {
+        matches!(
+            self,
+            Self::Auth { .. }
+                | Self::Backend {
+                    status: Some(_),
+                    ..
+                }
+        )
+    }
+}
+
 /// Removes every occurrence of `secret` from `text` (backends sometimes echo the key).
 pub(crate) fn scrub(text: &str, secret: &str) -> String {
     if secret.len() < 4 {

@@ -32,6 +32,15 @@ impl TrainingRun {
     pub(crate) fn take_seq(&self) -> u64 {
         self.next_seq.fetch_add(1, Ordering::SeqCst)
     }
+
+    /// Gives `seq` back after the server refused its request (it never ran), so the next
+    /// request does not leave a gap the server would wait on forever. Only possible while
+    /// no later id has been taken.
+    pub(crate) fn release_seq(&self, seq: u64) {
+        let _ = self
+            .next_seq
+            .compare_exchange(seq + 1, seq, Ordering::SeqCst, Ordering::SeqCst);
+    }
 }
 
 /// A sampling session bound to one set of weights.

@@ -292,7 +292,7 @@ async fn persistent_server_errors_end_in_a_clear_error_without_the_key() {
             status: 503,
             retry_after: None,
         },
-        20,
+        5,
     );
     let err = client
         .optim_step(&run, AdamParams::default())
@@ -325,6 +325,21 @@ async fn persistent_server_errors_end_in_a_clear_error_without_the_key() {
     assert!(!text.contains(fake.api_key()), "{text}");
     assert!(text.contains("[redacted]"), "{text}");
     assert!(err.is_transient());
+
+    // The refused step never ran, so its sequence id is reused: no gap for the server to
+    // wait on.
+    assert_eq!(fake.pending_faults(), 0);
+    client
+        .optim_step(&run, AdamParams::default())
+        .await
+        .unwrap();
+    let sent: Vec<_> = fake
+        .requests_to("/api/v1/optim_step")
+        .iter()
+        .map(|r| r.body["seq_id"].clone())
+        .collect();
+    assert!(sent.iter().all(|s| *s == 1), "{sent:?}");
+    assert_eq!(fake.model(&run.model_id).unwrap().weights_version, 1);
 }
 
 #[tokio::test]
@@ -381,7 +396,7 @@ async fn heartbeats_are_sent_while_the_client_lives() {
     let client = tinker(&fake, policy).await;
     let session = client.session_id().to_owned();
     assert!(common::eventually(|| fake.heartbeats(&session) >= 3).await);
-    assert!(client.heartbeats_sent() >= 3);
+    assert!(eventually(|| client.heartbeats_sent() >= 3).await);
     let hb = &fake.requests_to("/api/v1/session_heartbeat")[0];
     assert_eq!(hb.body["session_id"], session.as_str());
     assert_eq!(hb.body["type"], "session_heartbeat");

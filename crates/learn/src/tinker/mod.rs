@@ -129,11 +129,13 @@ impl TinkerClient {
         request_type: &str,
         path: &str,
         body: &Value,
+        run: Option<&TrainingRun>,
     ) -> Result<Value, LearnError> {
         let v = self
             .http
             .call(op, Method::POST, path, Some(body), Resend::Safe)
-            .await?;
+            .await
+            .inspect_err(|e| release_if_refused(e, run, body))?;
         match str_field(&v, &["request_id"]) {
             Some(id) => future::retrieve(&self.http, op, request_type, &id).await,
             None => Err(malformed(self.http.backend, op, "no request_id")),
@@ -157,7 +159,7 @@ impl TinkerClient {
             "type": "create_model",
         });
         let v = self
-            .submit(op, "create_model", "/api/v1/create_model", &body)
+            .submit(op, "create_model", "/api/v1/create_model", &body, None)
             .await?;
         let model_id = str_field(&v, &["model_id"])
             .ok_or_else(|| malformed(self.http.backend, op, "no model_id"))?;
@@ -192,7 +194,8 @@ impl TinkerClient {
                     Some(&body),
                     Resend::Safe,
                 )
-                .await?;
+                .await
+                .inspect_err(|e| release_if_refused(e, Some(run), &body))?;
             let id = str_field(&v, &["request_id"])
                 .ok_or_else(|| malformed(self.http.backend, op, "no request_id"))?;
             pending.push((chunk.len(), id));
@@ -232,6 +235,7 @@ impl TinkerClient {
                 "optim_step",
                 "/api/v1/optim_step",
                 &body,
+                Some(run),
             )
             .await?;
         Ok(OptimOutput {
@@ -256,7 +260,13 @@ impl TinkerClient {
             "type": endpoint,
         });
         let v = self
-            .submit(op, endpoint, &format!("/api/v1/{endpoint}"), &body)
+            .submit(
+                op,
+                endpoint,
+                &format!("/api/v1/{endpoint}"),
+                &body,
+                Some(run),
+            )
             .await?;
         str_field(&v, &["path"]).ok_or_else(|| malformed(self.http.backend, op, "no path"))
     }
@@ -370,9 +380,21 @@ impl TinkerClient {
             "load_weights",
             "/api/v1/load_weights",
             &body,
+            Some(run),
         )
         .await?;
         Ok(())
+    }
+}
+
+/// Gives a training request's sequence id back when the server refused the request.
+pub(crate) fn release_if_refused(e: &LearnError, run: Option<&TrainingRun>, body: &Value) {
+    let seq = body
+        .get("seq_id")
+        .or_else(|| body.pointer("/payload/seq_id"))
+        .and_then(Value::as_u64);
+    if let (true, Some(run), Some(seq)) = (e.is_refusal(), run, seq) {
+        run.release_seq(seq);
     }
 }
 

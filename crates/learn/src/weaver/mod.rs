@@ -125,11 +125,18 @@ impl WeaverClient {
     }
 
     /// Queues an operation and waits for its `response`.
-    async fn run_op(&self, op: &str, path: &str, body: &Value) -> Result<Value, LearnError> {
+    async fn run_op(
+        &self,
+        op: &str,
+        path: &str,
+        body: &Value,
+        run: Option<&TrainingRun>,
+    ) -> Result<Value, LearnError> {
         let v = self
             .http
             .call(op, Method::POST, path, Some(body), Resend::Once)
-            .await?;
+            .await
+            .inspect_err(|e| crate::tinker::release_if_refused(e, run, body))?;
         let handle = v.get("operation").filter(|o| o.is_object()).unwrap_or(&v);
         operation::wait(&self.http, op, handle).await
     }
@@ -182,7 +189,9 @@ impl WeaverClient {
             "forward_backward_input": wire::forward_backward_input(data, &loss, true),
         });
         let path = format!("/api/v1/models/{}/forward-backward-passes", run.model_id);
-        let v = self.run_op(op, &path, &json!({"payload": payload})).await?;
+        let v = self
+            .run_op(op, &path, &json!({"payload": payload}), Some(run))
+            .await?;
         wire::forward_backward_output(&v, self.http.backend, op)
     }
 
@@ -202,6 +211,7 @@ impl WeaverClient {
                 "running the optimizer step",
                 &path,
                 &json!({"payload": payload}),
+                Some(run),
             )
             .await?;
         Ok(OptimOutput {
@@ -217,7 +227,7 @@ impl WeaverClient {
         let op = "saving weights for sampling";
         let body = json!({"seq_id": run.take_seq(), "path": name});
         let path = format!("/api/v1/models/{}/export-sampler", run.model_id);
-        let v = self.run_op(op, &path, &body).await?;
+        let v = self.run_op(op, &path, &body, Some(run)).await?;
         str_field(&v, &["model_path", "path"])
             .ok_or_else(|| malformed(self.http.backend, op, "no model path"))
     }
@@ -269,7 +279,7 @@ impl WeaverClient {
             "topk_prompt_logprobs": 0,
         });
         let path = format!("/api/v1/sampling-sessions/{}/samples", sampler.id);
-        let v = self.run_op(op, &path, &body).await?;
+        let v = self.run_op(op, &path, &body, None).await?;
         wire::sample_output(&v, self.http.backend, op)
     }
 
@@ -297,7 +307,8 @@ impl WeaverClient {
     ) -> Result<(), LearnError> {
         let body = json!({"path": path, "include_optimizer": with_optimizer});
         let url = format!("/api/v1/models/{}/load", run.model_id);
-        self.run_op("loading the checkpoint", &url, &body).await?;
+        self.run_op("loading the checkpoint", &url, &body, None)
+            .await?;
         Ok(())
     }
 }
