@@ -439,3 +439,25 @@ async fn a_result_that_never_comes_times_out() {
         .unwrap_err();
     assert!(matches!(err, LearnError::TimedOut { .. }), "{err:?}");
 }
+
+#[tokio::test]
+async fn close_ends_the_heartbeat() {
+    let fake = fake(FakeTinkerOptions::default()).await;
+    let policy = metaclaw_learn::RetryPolicy {
+        heartbeat_interval: Duration::from_millis(10),
+        ..fast_policy()
+    };
+    let client = tinker(&fake, policy).await;
+    let session = client.session_id().to_owned();
+    assert!(eventually(|| fake.heartbeats(&session) >= 1).await);
+    // close() returns only once the heartbeat task has ended; a task that kept running
+    // would make this time out.
+    tokio::time::timeout(Duration::from_secs(5), client.close())
+        .await
+        .expect("the heartbeat task ends");
+    let run = client.create_training_run(BASE, 4).await.unwrap_err();
+    assert!(
+        matches!(run, LearnError::Cancelled { .. }),
+        "a closed client refuses work: {run:?}"
+    );
+}

@@ -336,3 +336,58 @@ async fn jwt_exchange_replaces_the_key_on_later_requests() {
     let sent = create.header("x-api-key").unwrap();
     assert!(sent.starts_with("eyJ"), "a JWT is sent, not the key");
 }
+
+#[tokio::test]
+async fn large_batches_are_sent_in_chunks_and_merged() {
+    let datums: Vec<Datum> = (0..5u32)
+        .map(|i| {
+            Datum::new(
+                vec![1 + i, 2],
+                vec![2, 3 + i],
+                vec![-3.0, -3.0],
+                vec![0.5, 1.0],
+            )
+            .unwrap()
+        })
+        .collect();
+    let whole = {
+        let fake = fake(FakeTinkerOptions::default()).await;
+        let client = tinker(&fake, fast_policy()).await;
+        let run = client.create_training_run(BASE, 4).await.unwrap();
+        client
+            .forward_backward(&run, &datums, LossFn::ImportanceSampling.into())
+            .await
+            .unwrap()
+    };
+    let fake = fake(FakeTinkerOptions {
+        max_chunk_len: Some(2),
+        ..Default::default()
+    })
+    .await;
+    let client = tinker(&fake, fast_policy()).await;
+    let run = client.create_training_run(BASE, 4).await.unwrap();
+    let chunked = client
+        .forward_backward(&run, &datums, LossFn::ImportanceSampling.into())
+        .await
+        .unwrap();
+    let sent = fake.requests_to("/api/v1/forward_backward");
+    let sizes: Vec<usize> = sent
+        .iter()
+        .map(|r| {
+            r.body["forward_backward_input"]["data"]
+                .as_array()
+                .unwrap()
+                .len()
+        })
+        .collect();
+    assert_eq!(sizes, [2, 2, 1]);
+    let seqs: Vec<u64> = sent
+        .iter()
+        .map(|r| r.body["seq_id"].as_u64().unwrap())
+        .collect();
+    assert_eq!(seqs, [1, 2, 3]);
+    assert_eq!(chunked.logprobs, whole.logprobs, "outputs in datum order");
+    let (a, b) = (chunked.loss().unwrap(), whole.loss().unwrap());
+    assert!((a - b).abs() < 1e-9, "sums merge: {a} vs {b}");
+    assert_eq!(chunked.metrics.get("num_tokens:sum"), Some(&10.0));
+}

@@ -69,7 +69,11 @@ async fn capabilities(State(s): S) -> Json<Value> {
 }
 
 async fn client_config(State(s): S) -> Json<Value> {
-    Json(json!({"pjwt_auth_enabled": s.opts.jwt}))
+    let mut flags = json!({"pjwt_auth_enabled": s.opts.jwt});
+    if let Some(n) = s.opts.max_chunk_len {
+        flags["fwdbwd_max_chunk_len"] = json!(n);
+    }
+    Json(flags)
 }
 
 async fn auth_token(State(s): S) -> Response {

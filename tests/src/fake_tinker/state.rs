@@ -30,6 +30,8 @@ pub struct FakeTinkerOptions {
     /// Error messages repeat the key the client sent (like a careless server), so tests
     /// can check the client scrubs it.
     pub echo_key_in_errors: bool,
+    /// `fwdbwd_max_chunk_len` announced by `client/config` (datums per forward_backward).
+    pub max_chunk_len: Option<u64>,
 }
 
 impl Default for FakeTinkerOptions {
@@ -41,6 +43,7 @@ impl Default for FakeTinkerOptions {
             jwt: false,
             supported_models: Vec::new(),
             echo_key_in_errors: false,
+            max_chunk_len: None,
         }
     }
 }

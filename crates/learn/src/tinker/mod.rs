@@ -58,6 +58,7 @@ pub struct TinkerClient {
     model_seq: AtomicU64,
     sampling_seq: AtomicU64,
     heartbeats: Arc<AtomicU64>,
+    heartbeat: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
     /// Ends the heartbeat and any call in flight when the client is dropped.
     _stop: DropGuard,
 }
@@ -89,7 +90,7 @@ impl TinkerClient {
         }
         let session_id = session::create_session(&http).await?;
         let heartbeats = Arc::new(AtomicU64::new(0));
-        session::spawn_heartbeat(
+        let heartbeat = session::spawn_heartbeat(
             http.clone(),
             session_id.clone(),
             http.cancel.clone(),
@@ -104,6 +105,7 @@ impl TinkerClient {
             model_seq: AtomicU64::new(0),
             sampling_seq: AtomicU64::new(0),
             heartbeats,
+            heartbeat: std::sync::Mutex::new(Some(heartbeat)),
         })
     }
 
@@ -120,6 +122,15 @@ impl TinkerClient {
     /// [`LearnError::Cancelled`] (for a clean stop when the user returns).
     pub fn shutdown(&self) {
         self.http.cancel.cancel();
+    }
+
+    /// Shuts down and waits until the heartbeat task has ended.
+    pub async fn close(&self) {
+        self.shutdown();
+        let task = self.heartbeat.lock().ok().and_then(|mut h| h.take());
+        if let Some(task) = task {
+            let _ = task.await;
+        }
     }
 
     /// Submits a request and waits for its result.

@@ -110,7 +110,7 @@ pub(crate) fn spawn_heartbeat(
     session_id: String,
     stop: CancellationToken,
     sent: Arc<AtomicU64>,
-) {
+) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let body = json!({"session_id": session_id, "type": "session_heartbeat"});
         let interval = http.policy.heartbeat_interval;
@@ -136,5 +136,5 @@ pub(crate) fn spawn_heartbeat(
                 }
             }
         }
-    });
+    })
 }

@@ -49,6 +49,7 @@ pub struct WeaverClient {
     model_seq: AtomicU64,
     sampling_seq: AtomicU64,
     heartbeats: Arc<AtomicU64>,
+    heartbeat: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
     _stop: DropGuard,
 }
 
@@ -96,7 +97,7 @@ impl WeaverClient {
             .await?;
         let session_id = id_of(&v).ok_or_else(|| malformed(http.backend, op, "no session id"))?;
         let heartbeats = Arc::new(AtomicU64::new(0));
-        spawn_heartbeat(
+        let heartbeat = spawn_heartbeat(
             http.clone(),
             session_id.clone(),
             http.cancel.clone(),
@@ -109,6 +110,7 @@ impl WeaverClient {
             model_seq: AtomicU64::new(1),
             sampling_seq: AtomicU64::new(1),
             heartbeats,
+            heartbeat: std::sync::Mutex::new(Some(heartbeat)),
         })
     }
 
@@ -122,6 +124,15 @@ impl WeaverClient {
 
     pub fn shutdown(&self) {
         self.http.cancel.cancel();
+    }
+
+    /// Shuts down and waits until the heartbeat task has ended.
+    pub async fn close(&self) {
+        self.shutdown();
+        let task = self.heartbeat.lock().ok().and_then(|mut h| h.take());
+        if let Some(task) = task {
+            let _ = task.await;
+        }
     }
 
     /// Queues an operation and waits for its `response`.
@@ -318,7 +329,7 @@ fn spawn_heartbeat(
     session_id: String,
     stop: CancellationToken,
     sent: Arc<AtomicU64>,
-) {
+) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let path = format!("/api/v1/sessions/{session_id}/heartbeat");
         loop {
@@ -335,7 +346,7 @@ fn spawn_heartbeat(
                 tracing::warn!(backend = http.backend, error = %e, "session heartbeat failed");
             }
         }
-    });
+    })
 }
 
 impl Backend for WeaverClient {

@@ -1,0 +1,81 @@
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+//! Runs the fake Tinker/Weaver backend (and its fake Hugging Face host) as a process, for
+//! tests that drive the real binary. Prints `PORT=<n>` once it is listening, then serves
+//! until SIGTERM/SIGINT or until standard input closes when it is a pipe, socket or
+//! terminal (so a parent that dies takes the fake with it).
+
+use std::io::{IsTerminal, Write};
+use std::os::unix::fs::FileTypeExt;
+
+use clap::Parser;
+use metaclaw_e2e::fake_tinker::{FakeTinker, FakeTinkerOptions};
+use tokio::io::AsyncReadExt;
+use tokio::signal::unix::{SignalKind, signal};
+
+#[derive(Parser)]
+#[command(about = "Fake Tinker/MinT/Weaver training backend for MetaClaw tests")]
+struct Args {
+    /// Port on 127.0.0.1; 0 picks a free one.
+    #[arg(long, default_value_t = 0)]
+    port: u16,
+    /// Key required from clients (X-API-Key, or X-WEAVER-API-KEY on Weaver routes).
+    #[arg(long)]
+    api_key: Option<String>,
+    /// Size of the toy model's vocabulary (tokens 0..N).
+    #[arg(long, default_value_t = 64)]
+    vocab_size: u32,
+    /// Token id that ends sampling (e.g. the test tokenizer's `<|im_end|>`).
+    #[arg(long)]
+    eos_token: Option<u32>,
+}
+
+fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(run(args))
+}
+
+async fn run(args: Args) -> anyhow::Result<()> {
+    let mut opts = FakeTinkerOptions {
+        vocab_size: args.vocab_size,
+        eos_token: args.eos_token,
+        ..FakeTinkerOptions::default()
+    };
+    if let Some(key) = args.api_key {
+        opts.api_key = key;
+    }
+    let fake = FakeTinker::start_on_port(opts, args.port).await?;
+    {
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "PORT={}", fake.addr().port())?;
+        out.flush()?;
+    }
+    let mut term = signal(SignalKind::terminate())?;
+    let mut int = signal(SignalKind::interrupt())?;
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = int.recv() => {}
+        () = stdin_closed() => {}
+    }
+    fake.shutdown().await;
+    Ok(())
+}
+
+/// Resolves when stdin reaches end of file, or never if stdin cannot signal a parent's exit.
+async fn stdin_closed() {
+    let watchable = std::io::stdin().is_terminal()
+        || std::fs::metadata("/proc/self/fd/0")
+            .is_ok_and(|m| m.file_type().is_fifo() || m.file_type().is_socket());
+    if !watchable {
+        return std::future::pending().await;
+    }
+    let mut stdin = tokio::io::stdin();
+    let mut buf = [0u8; 256];
+    while let Ok(n) = stdin.read(&mut buf).await {
+        if n == 0 {
+            break;
+        }
+    }
+}
