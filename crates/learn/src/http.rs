@@ -3,11 +3,12 @@
 //! 429 back-pressure, cancellation, and error mapping that never leaks the key.
 
 use std::sync::RwLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, RETRY_AFTER};
 use reqwest::{Method, StatusCode};
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{LearnError, scrub};
@@ -51,6 +52,9 @@ pub(crate) struct Http {
     api_key: String,
     /// The credential sent (the key, or a JWT exchanged for it).
     credential: RwLock<String>,
+    /// Whether `credential` is a JWT from `/api/v1/auth/token` (renewed after a 401 that
+    /// says the token is invalid).
+    jwt: AtomicBool,
     pub policy: RetryPolicy,
     pub cancel: CancellationToken,
 }
@@ -106,12 +110,49 @@ impl Http {
             key_header: HeaderName::from_static(key_header),
             api_key: api_key.trim().to_owned(),
             credential: RwLock::new(api_key.trim().to_owned()),
+            jwt: AtomicBool::new(false),
             policy,
             cancel: CancellationToken::new(),
         })
     }
 
-    pub fn set_credential(&self, credential: String) {
+    /// Exchanges the API key for a JWT (`POST /api/v1/auth/token`) and sends the JWT from
+    /// then on.
+    pub async fn exchange_jwt(&self) -> Result<(), LearnError> {
+        let op = "exchanging the API key for a token";
+        self.set_credential(self.api_key.clone());
+        let raw = self
+            .send_once(&Method::POST, "/api/v1/auth/token", Some(&json!({})), &[])
+            .await
+            .map_err(|e| self.network(op, &e))?;
+        if raw.status == StatusCode::UNAUTHORIZED || raw.status == StatusCode::FORBIDDEN {
+            return Err(LearnError::Auth {
+                backend: self.backend,
+                op: op.to_owned(),
+                status: raw.status.as_u16(),
+            });
+        }
+        if !raw.status.is_success() {
+            return Err(self.error(op, &raw));
+        }
+        let jwt = raw
+            .json()
+            .get("jwt")
+            .and_then(Value::as_str)
+            .filter(|j| !j.is_empty())
+            .map(str::to_owned)
+            .ok_or_else(|| LearnError::Backend {
+                backend: self.backend,
+                op: op.to_owned(),
+                status: None,
+                message: "unexpected answer: no jwt".to_owned(),
+            })?;
+        self.set_credential(jwt);
+        self.jwt.store(true, Ordering::SeqCst);
+        Ok(())
+    }
+
+    fn set_credential(&self, credential: String) {
         if let Ok(mut c) = self.credential.write() {
             *c = credential;
         }
@@ -190,6 +231,7 @@ impl Http {
         }
         let mut failures = 0u32;
         let mut limited = 0u32;
+        let mut reauthed = false;
         loop {
             if self.cancel.is_cancelled() {
                 return Err(self.cancelled(op));
@@ -205,6 +247,17 @@ impl Http {
                         return Err(self.network(op, &e));
                     }
                     tracing::warn!(backend = self.backend, op, error = %self.scrub(&e.to_string()), "request failed; retrying");
+                }
+                Ok(raw)
+                    if raw.status == StatusCode::UNAUTHORIZED
+                        && !reauthed
+                        && self.jwt.load(Ordering::SeqCst)
+                        && token_invalid(&raw.headers) =>
+                {
+                    // The JWT expired: get a new one and replay the request once.
+                    reauthed = true;
+                    self.exchange_jwt().await?;
+                    continue;
                 }
                 Ok(raw)
                     if raw.status == StatusCode::UNAUTHORIZED
@@ -351,6 +404,14 @@ fn retry_after(headers: &HeaderMap) -> Option<Duration> {
         .and_then(|v| v.trim().parse::<f64>().ok())
         .filter(|s| s.is_finite() && *s >= 0.0)
         .map(Duration::from_secs_f64)
+}
+
+/// A 401 whose `WWW-Authenticate` says the bearer token is invalid (expired JWT).
+fn token_invalid(headers: &HeaderMap) -> bool {
+    headers
+        .get(reqwest::header::WWW_AUTHENTICATE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains("invalid_token"))
 }
 
 /// The server's `x-should-retry` override, when present.

@@ -335,6 +335,20 @@ async fn jwt_exchange_replaces_the_key_on_later_requests() {
     let create = &fake.requests_to("/api/v1/create_model")[0];
     let sent = create.header("x-api-key").unwrap();
     assert!(sent.starts_with("eyJ"), "a JWT is sent, not the key");
+
+    // An expired JWT is renewed once and the request replayed.
+    fake.expire_jwt();
+    client.create_training_run(BASE, 2).await.unwrap();
+    assert_eq!(fake.requests_to("/api/v1/auth/token").len(), 2);
+    let creates = fake.requests_to("/api/v1/create_model");
+    assert_eq!(creates.len(), 3, "refused once, replayed once");
+    assert_eq!(creates[1].header("x-api-key"), Some(sent));
+    let renewed = creates[2].header("x-api-key").unwrap();
+    assert!(renewed.starts_with("eyJ") && renewed != sent);
+    assert_eq!(
+        creates[1].header("x-idempotency-key"),
+        creates[2].header("x-idempotency-key")
+    );
 }
 
 #[tokio::test]

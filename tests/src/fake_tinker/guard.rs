@@ -122,7 +122,14 @@ pub(crate) async fn guard(State(shared): State<Arc<Shared>>, req: Request, next:
         if shared.opts.echo_key_in_errors {
             msg.push_str(&format!(" {sent}"));
         }
-        return error(StatusCode::UNAUTHORIZED, msg);
+        let mut resp = error(StatusCode::UNAUTHORIZED, msg);
+        if shared.opts.jwt && sent.starts_with("eyJ") {
+            resp.headers_mut().insert(
+                "www-authenticate",
+                axum::http::HeaderValue::from_static("Bearer error=\"invalid_token\""),
+            );
+        }
+        return resp;
     }
     let fault = shared.take_fault(&path);
     if let Some(f) = fault

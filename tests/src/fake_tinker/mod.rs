@@ -128,6 +128,12 @@ impl FakeTinker {
             .map(|m| m.state.clone())
     }
 
+    /// Invalidates the JWT issued so far (as if it expired): requests carrying it get a 401
+    /// with `WWW-Authenticate: Bearer error="invalid_token"`.
+    pub fn expire_jwt(&self) {
+        lock(&self.shared.world).issued_jwt = None;
+    }
+
     /// Heartbeats received for a session.
     pub fn heartbeats(&self, session_id: &str) -> u64 {
         lock(&self.shared.world)

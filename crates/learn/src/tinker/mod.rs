@@ -86,7 +86,7 @@ impl TinkerClient {
         )?);
         let flags = session::client_config(&http).await?;
         if flags.jwt {
-            session::exchange_jwt(&http).await?;
+            http.exchange_jwt().await?;
         }
         let session_id = session::create_session(&http).await?;
         let heartbeats = Arc::new(AtomicU64::new(0));

@@ -53,24 +53,6 @@ pub(crate) async fn client_config(http: &Http) -> Result<ServerFlags, LearnError
     })
 }
 
-/// Exchanges the API key for a JWT (`POST /api/v1/auth/token`), when the server asks for it.
-pub(crate) async fn exchange_jwt(http: &Http) -> Result<(), LearnError> {
-    let op = "exchanging the API key for a token";
-    let v = http
-        .call(
-            op,
-            Method::POST,
-            "/api/v1/auth/token",
-            Some(&json!({})),
-            Resend::Safe,
-        )
-        .await?;
-    let jwt = str_field(&v, &["jwt"])
-        .ok_or_else(|| super::wire::malformed(http.backend, op, "no jwt"))?;
-    http.set_credential(jwt);
-    Ok(())
-}
-
 pub(crate) async fn create_session(http: &Http) -> Result<String, LearnError> {
     let op = "creating a session";
     let body = json!({
