@@ -5,6 +5,7 @@
 
 mod backend;
 mod error;
+mod heartbeat;
 mod http;
 mod retry;
 mod select;

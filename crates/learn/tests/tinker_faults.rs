@@ -461,3 +461,32 @@ async fn close_ends_the_heartbeat() {
         "a closed client refuses work: {run:?}"
     );
 }
+
+#[tokio::test]
+async fn a_session_the_server_ended_is_reported() {
+    let fake = fake(FakeTinkerOptions::default()).await;
+    let policy = metaclaw_learn::RetryPolicy {
+        heartbeat_interval: Duration::from_millis(10),
+        ..fast_policy()
+    };
+    let client = tinker(&fake, policy).await;
+    assert!(eventually(|| client.heartbeats_sent() >= 1).await);
+    assert!(!client.session_expired());
+    fake.end_session(client.session_id());
+    assert!(
+        eventually(|| client.session_expired()).await,
+        "a 410 heartbeat marks the session ended"
+    );
+    let err = client.create_training_run(BASE, 4).await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            LearnError::Backend {
+                status: Some(410),
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("has ended"), "{err}");
+}

@@ -134,6 +134,13 @@ impl FakeTinker {
         lock(&self.shared.world).issued_jwt = None;
     }
 
+    /// Ends a session as the server does when heartbeats stop: its heartbeats get 410.
+    pub fn end_session(&self, session_id: &str) {
+        let mut w = lock(&self.shared.world);
+        w.sessions.remove(session_id);
+        w.ended_sessions.insert(session_id.to_owned());
+    }
+
     /// Heartbeats received for a session.
     pub fn heartbeats(&self, session_id: &str) -> u64 {
         lock(&self.shared.world)

@@ -96,13 +96,16 @@ async fn create_session(State(s): S) -> Json<Value> {
 async fn heartbeat(State(s): S, body: Bytes) -> Response {
     let body = parse(&body);
     let id = body.get("session_id").and_then(Value::as_str).unwrap_or("");
-    match lock(&s.world).sessions.get_mut(id) {
-        Some(n) => {
-            *n += 1;
-            Json(json!({})).into_response()
-        }
-        None => error(StatusCode::NOT_FOUND, format!("unknown session {id}")),
+    let mut w = lock(&s.world);
+    if let Some(n) = w.sessions.get_mut(id) {
+        *n += 1;
+        return Json(json!({})).into_response();
     }
+    let (status, msg) = w.session_error(id);
+    error(
+        StatusCode::from_u16(status).unwrap_or(StatusCode::NOT_FOUND),
+        msg,
+    )
 }
 
 fn future(id: &str, model_id: Option<&str>) -> Response {
@@ -123,7 +126,11 @@ async fn create_model(State(s): S, body: Bytes) -> Response {
         .unwrap_or("")
         .to_owned();
     if !w.sessions.contains_key(&session) {
-        return error(StatusCode::NOT_FOUND, format!("unknown session {session}"));
+        let (status, msg) = w.session_error(&session);
+        return error(
+            StatusCode::from_u16(status).unwrap_or(StatusCode::NOT_FOUND),
+            msg,
+        );
     }
     let seq = body
         .get("model_seq_id")
@@ -165,7 +172,11 @@ async fn create_sampling_session(State(s): S, body: Bytes) -> Response {
     let mut w = lock(&s.world);
     let session = body.get("session_id").and_then(Value::as_str).unwrap_or("");
     if !w.sessions.contains_key(session) {
-        return error(StatusCode::NOT_FOUND, format!("unknown session {session}"));
+        let (status, msg) = w.session_error(session);
+        return error(
+            StatusCode::from_u16(status).unwrap_or(StatusCode::NOT_FOUND),
+            msg,
+        );
     }
     match ops::create_sampler(&mut w, s.opts.vocab_size, &body) {
         Ok(id) => Json(json!({"sampling_session_id": id})).into_response(),

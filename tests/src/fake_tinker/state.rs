@@ -138,6 +138,8 @@ pub(crate) struct Job {
 #[derive(Default)]
 pub(crate) struct World {
     pub sessions: HashMap<String, u64>,
+    /// Sessions the server ended (heartbeats get 410).
+    pub ended_sessions: HashSet<String>,
     pub models: HashMap<String, Model>,
     /// Sampling session id → (weights, sequence ids seen).
     pub samplers: HashMap<String, (Vec<f64>, HashSet<u64>)>,
@@ -153,6 +155,15 @@ pub(crate) struct World {
 }
 
 impl World {
+    /// 410 for an ended session, 404 for an unknown one.
+    pub fn session_error(&self, id: &str) -> (u16, String) {
+        if self.ended_sessions.contains(id) {
+            (410, format!("session {id} has ended"))
+        } else {
+            (404, format!("unknown session {id}"))
+        }
+    }
+
     pub fn next_id(&mut self, prefix: &str) -> String {
         self.counter += 1;
         format!("{prefix}-{}", self.counter)

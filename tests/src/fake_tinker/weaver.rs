@@ -57,20 +57,27 @@ async fn create_session(State(s): S) -> Json<Value> {
 }
 
 async fn heartbeat(State(s): S, Path(id): Path<String>) -> Response {
-    match lock(&s.world).sessions.get_mut(&id) {
-        Some(n) => {
-            *n += 1;
-            Json(json!({"id": id})).into_response()
-        }
-        None => error(StatusCode::NOT_FOUND, format!("unknown session {id}")),
+    let mut w = lock(&s.world);
+    if let Some(n) = w.sessions.get_mut(&id) {
+        *n += 1;
+        return Json(json!({"id": id})).into_response();
     }
+    let (status, msg) = w.session_error(&id);
+    error(
+        StatusCode::from_u16(status).unwrap_or(StatusCode::NOT_FOUND),
+        msg,
+    )
 }
 
 async fn create_model(State(s): S, Path(session): Path<String>, body: Bytes) -> Response {
     let body = parse(&body);
     let mut w = lock(&s.world);
     if !w.sessions.contains_key(&session) {
-        return error(StatusCode::NOT_FOUND, format!("unknown session {session}"));
+        let (status, msg) = w.session_error(&session);
+        return error(
+            StatusCode::from_u16(status).unwrap_or(StatusCode::NOT_FOUND),
+            msg,
+        );
     }
     let model_id = w.next_id("wmodel");
     match ops::create_model(&mut w, &s.opts, model_id.clone(), &body) {
@@ -145,7 +152,11 @@ async fn create_sampling_session(
     let body = parse(&body);
     let mut w = lock(&s.world);
     if !w.sessions.contains_key(&session) {
-        return error(StatusCode::NOT_FOUND, format!("unknown session {session}"));
+        let (status, msg) = w.session_error(&session);
+        return error(
+            StatusCode::from_u16(status).unwrap_or(StatusCode::NOT_FOUND),
+            msg,
+        );
     }
     match ops::create_sampler(&mut w, s.opts.vocab_size, &body) {
         Ok(id) => (StatusCode::CREATED, Json(json!({"id": id}))).into_response(),

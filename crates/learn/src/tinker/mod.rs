@@ -24,6 +24,7 @@ use tokio_util::sync::DropGuard;
 
 use crate::backend::{Backend, BackendFuture};
 use crate::error::LearnError;
+use crate::heartbeat::{self, HeartbeatState};
 use crate::http::{Http, Resend};
 use crate::retry::RetryPolicy;
 use crate::select::BackendKind;
@@ -57,7 +58,7 @@ pub struct TinkerClient {
     flags: ServerFlags,
     model_seq: AtomicU64,
     sampling_seq: AtomicU64,
-    heartbeats: Arc<AtomicU64>,
+    heartbeats: Arc<HeartbeatState>,
     heartbeat: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
     /// Ends the heartbeat and any call in flight when the client is dropped.
     _stop: DropGuard,
@@ -89,11 +90,11 @@ impl TinkerClient {
             http.exchange_jwt().await?;
         }
         let session_id = session::create_session(&http).await?;
-        let heartbeats = Arc::new(AtomicU64::new(0));
-        let heartbeat = session::spawn_heartbeat(
+        let heartbeats = Arc::new(HeartbeatState::default());
+        let heartbeat = heartbeat::spawn(
             http.clone(),
-            session_id.clone(),
-            http.cancel.clone(),
+            "/api/v1/session_heartbeat".to_owned(),
+            Some(json!({"session_id": session_id, "type": "session_heartbeat"})),
             heartbeats.clone(),
         );
         Ok(Self {
@@ -115,7 +116,13 @@ impl TinkerClient {
 
     /// Heartbeats sent so far (successful or not).
     pub fn heartbeats_sent(&self) -> u64 {
-        self.heartbeats.load(Ordering::Relaxed)
+        self.heartbeats.sent.load(Ordering::Relaxed)
+    }
+
+    /// Whether the backend ended the session (a heartbeat got 404/410); the client is then
+    /// useless and a new one must be connected.
+    pub fn session_expired(&self) -> bool {
+        self.heartbeats.expired.load(Ordering::SeqCst)
     }
 
     /// Stops the heartbeat and makes every call in flight fail with

@@ -1,12 +1,7 @@
-//! Session bootstrap (`client/config`, optional JWT exchange, `create_session`) and the
-//! heartbeat task that keeps the session alive until the client is dropped.
-
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+//! Session bootstrap: `client/config` (server flags) and `create_session`.
 
 use reqwest::Method;
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
 use super::wire::str_field;
 use crate::error::LearnError;
@@ -83,40 +78,4 @@ pub(crate) async fn create_session(http: &Http) -> Result<String, LearnError> {
     }
     str_field(&v, &["session_id"])
         .ok_or_else(|| super::wire::malformed(http.backend, op, "no session_id"))
-}
-
-/// Sends a heartbeat every `policy.heartbeat_interval` until `stop` is cancelled. Failures
-/// are logged, counted, and do not end the loop (the server decides when a session ends).
-pub(crate) fn spawn_heartbeat(
-    http: Arc<Http>,
-    session_id: String,
-    stop: CancellationToken,
-    sent: Arc<AtomicU64>,
-) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(async move {
-        let body = json!({"session_id": session_id, "type": "session_heartbeat"});
-        let interval = http.policy.heartbeat_interval;
-        loop {
-            tokio::select! {
-                () = stop.cancelled() => return,
-                () = tokio::time::sleep(interval) => {}
-            }
-            let res = tokio::select! {
-                () = stop.cancelled() => return,
-                r = http.send("sending a heartbeat", Method::POST, "/api/v1/session_heartbeat", Some(&body), &[], Resend::Once) => r,
-            };
-            sent.fetch_add(1, Ordering::Relaxed);
-            match res {
-                Ok(raw) if raw.status.is_success() => {}
-                Ok(raw) => tracing::warn!(
-                    backend = http.backend,
-                    status = raw.status.as_u16(),
-                    "session heartbeat refused"
-                ),
-                Err(e) => {
-                    tracing::warn!(backend = http.backend, error = %e, "session heartbeat failed")
-                }
-            }
-        }
-    })
 }

@@ -21,10 +21,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use reqwest::Method;
 use serde_json::{Value, json};
-use tokio_util::sync::{CancellationToken, DropGuard};
+use tokio_util::sync::DropGuard;
 
 use crate::backend::{Backend, BackendFuture};
 use crate::error::LearnError;
+use crate::heartbeat::{self, HeartbeatState};
 use crate::http::{Http, Resend};
 use crate::retry::RetryPolicy;
 use crate::select::BackendKind;
@@ -48,7 +49,7 @@ pub struct WeaverClient {
     session_id: String,
     model_seq: AtomicU64,
     sampling_seq: AtomicU64,
-    heartbeats: Arc<AtomicU64>,
+    heartbeats: Arc<HeartbeatState>,
     heartbeat: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
     _stop: DropGuard,
 }
@@ -96,11 +97,11 @@ impl WeaverClient {
             )
             .await?;
         let session_id = id_of(&v).ok_or_else(|| malformed(http.backend, op, "no session id"))?;
-        let heartbeats = Arc::new(AtomicU64::new(0));
-        let heartbeat = spawn_heartbeat(
+        let heartbeats = Arc::new(HeartbeatState::default());
+        let heartbeat = heartbeat::spawn(
             http.clone(),
-            session_id.clone(),
-            http.cancel.clone(),
+            format!("/api/v1/sessions/{session_id}/heartbeat"),
+            None,
             heartbeats.clone(),
         );
         Ok(Self {
@@ -119,7 +120,13 @@ impl WeaverClient {
     }
 
     pub fn heartbeats_sent(&self) -> u64 {
-        self.heartbeats.load(Ordering::Relaxed)
+        self.heartbeats.sent.load(Ordering::Relaxed)
+    }
+
+    /// Whether the backend ended the session (a heartbeat got 404/410); the client is then
+    /// useless and a new one must be connected.
+    pub fn session_expired(&self) -> bool {
+        self.heartbeats.expired.load(Ordering::SeqCst)
     }
 
     pub fn shutdown(&self) {
@@ -322,31 +329,6 @@ impl WeaverClient {
             .await?;
         Ok(())
     }
-}
-
-fn spawn_heartbeat(
-    http: Arc<Http>,
-    session_id: String,
-    stop: CancellationToken,
-    sent: Arc<AtomicU64>,
-) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(async move {
-        let path = format!("/api/v1/sessions/{session_id}/heartbeat");
-        loop {
-            tokio::select! {
-                () = stop.cancelled() => return,
-                () = tokio::time::sleep(http.policy.heartbeat_interval) => {}
-            }
-            let res = tokio::select! {
-                () = stop.cancelled() => return,
-                r = http.send("sending a heartbeat", Method::POST, &path, None, &[], Resend::Once) => r,
-            };
-            sent.fetch_add(1, Ordering::Relaxed);
-            if let Err(e) = res {
-                tracing::warn!(backend = http.backend, error = %e, "session heartbeat failed");
-            }
-        }
-    })
 }
 
 impl Backend for WeaverClient {
