@@ -2,6 +2,32 @@
 //! Weaver) behind one [`Backend`] trait, backend selection, and the model's tokenizer and
 //! chat template used to render prompts into the exact token ids that are sampled and
 //! trained on.
+//!
+//! Typical use by the trainer and the serving path:
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use metaclaw_learn::tokenizer::ChatTokenizer;
+//! use metaclaw_learn::*;
+//! let settings = BackendSettings { backend: "auto".into(), api_key: Some("tml-…".into()), ..Default::default() }
+//!     .with_process_env();
+//! let backend = pick_backend(&settings)?.connect(RetryPolicy::default()).await?;
+//! let run = backend.create_training_run("Qwen/Qwen3-4B", 32).await?;
+//! let sampler = backend.create_sampler(&SamplerSource::BaseModel("Qwen/Qwen3-4B".into())).await?;
+//! let tok = ChatTokenizer::from_dir(std::path::Path::new("/home/me/.metaclaw/models/Qwen/Qwen3-4B"))?;
+//! let messages = [serde_json::json!({"role": "user", "content": "hi"})];
+//! let prompt = tok.encode_chat(&messages, None, true, &Default::default())?;
+//! let stop = Stop::Tokens(tok.token_id("<|im_end|>").into_iter().collect());
+//! let out = backend.sample(&sampler, &prompt, &SamplingParams { stop, ..Default::default() }).await?;
+//! // Train on exactly `prompt` + `out.sequences[0].tokens` with `out.sequences[0].logprobs`.
+//! # let data: Vec<Datum> = Vec::new();
+//! backend.forward_backward(&run, &data, LossFn::ImportanceSampling.into()).await?;
+//! backend.optim_step(&run, AdamParams::default()).await?;
+//! let path = backend.save_weights_for_sampler(&run, "step_0001").await?;
+//! let _next = backend.create_sampler(&SamplerSource::Path(path)).await?;
+//! # let _ = out;
+//! # Ok(()) }
+//! ```
 
 mod backend;
 mod error;

@@ -298,3 +298,33 @@ fn a_template_file_is_used_when_the_config_has_none_and_missing_files_are_named(
     let err = ChatTokenizer::from_dir(empty.path()).unwrap_err();
     assert!(err.to_string().contains("tokenizer.json"), "{err}");
 }
+
+#[test]
+fn qwen_style_regex_pre_tokenizer_loads_without_oniguruma() {
+    // Qwen2/3 tokenizer.json split text with a look-ahead regex before byte-level BPE;
+    // the pure-Rust regex engine the crate is built with must accept it.
+    let (dir, _) = setup();
+    let path = dir.path().join("tokenizer.json");
+    let mut json: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    json["pre_tokenizer"] = json!({
+        "type": "Sequence",
+        "pretokenizers": [
+            {
+                "type": "Split",
+                "pattern": {"Regex": "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"},
+                "behavior": "Isolated",
+                "invert": false
+            },
+            {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": false, "use_regex": false}
+        ]
+    });
+    std::fs::write(&path, serde_json::to_vec(&json).unwrap()).unwrap();
+    let tok = ChatTokenizer::from_dir(dir.path()).unwrap();
+    let ids = tok
+        .encode_chat(&conversation(), Some(&tools()), true, &Map::new())
+        .unwrap();
+    assert_eq!(tok.decode(&ids, false).unwrap(), EXPECTED);
+    // Runs of spaces go through the look-ahead branch and still round-trip.
+    let spaced = tok.encode("a   b").unwrap();
+    assert_eq!(tok.decode(&spaced, false).unwrap(), "a   b");
+}
