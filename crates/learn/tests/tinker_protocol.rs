@@ -405,3 +405,35 @@ async fn large_batches_are_sent_in_chunks_and_merged() {
     assert!((a - b).abs() < 1e-9, "sums merge: {a} vs {b}");
     assert_eq!(chunked.metrics.get("num_tokens:sum"), Some(&10.0));
 }
+
+#[tokio::test]
+async fn scripted_completions_come_back_with_their_logprobs() {
+    let fake = fake(FakeTinkerOptions::default()).await;
+    let client = tinker(&fake, fast_policy()).await;
+    let run = client.create_training_run(BASE, 4).await.unwrap();
+    let sampler = client
+        .create_sampler(&SamplerSource::BaseModel(BASE.into()))
+        .await
+        .unwrap();
+    fake.push_completion(vec![10, 11, 12]);
+    let out = client
+        .sample(&sampler, &[1, 2], &params(8, 1))
+        .await
+        .unwrap();
+    let seq = &out.sequences[0];
+    assert_eq!(seq.tokens, [10, 11, 12]);
+    assert_eq!(seq.stop_reason, StopReason::Stop);
+    // The scripted tokens' logprobs are the policy's: training on them is on-policy.
+    let d = datum(&[1, 2], &seq.tokens, &seq.logprobs, 1.0);
+    let fb = client
+        .forward_backward(&run, &[d], LossFn::ImportanceSampling.into())
+        .await
+        .unwrap();
+    assert_eq!(&fb.logprobs[0][1..], seq.logprobs.as_slice());
+    // The script is used up: the next sample is sampled again.
+    let next = client
+        .sample(&sampler, &[1, 2], &params(8, 1))
+        .await
+        .unwrap();
+    assert_eq!(next.sequences[0].tokens.len(), 8);
+}

@@ -120,6 +120,12 @@ impl FakeTinker {
         lock(&self.shared.scripts).push_back((op.to_owned(), script));
     }
 
+    /// Makes the next sampled sequence (on any sampler) exactly `tokens`, with their
+    /// logprobs under the sampler's weights, stop reason `stop` (FIFO, one per sequence).
+    pub fn push_completion(&self, tokens: Vec<u32>) {
+        lock(&self.shared.world).canned.push_back(tokens);
+    }
+
     /// The fake's view of a training run.
     pub fn model(&self, model_id: &str) -> Option<ModelState> {
         lock(&self.shared.world)

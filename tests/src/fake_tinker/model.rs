@@ -112,6 +112,27 @@ pub fn sample(theta: &[f64], req: &SampleRequest<'_>) -> (Vec<u32>, Vec<f32>, &'
     (tokens, lps, "length")
 }
 
+/// A scripted completion with its logprobs under the policy (cut at `max_tokens`).
+pub fn score(
+    theta: &[f64],
+    req: &SampleRequest<'_>,
+    script: &[u32],
+) -> (Vec<u32>, Vec<f32>, &'static str) {
+    let mut prev = req.prompt.last().copied().unwrap_or(0);
+    let max = req.max_tokens as usize;
+    let tokens: Vec<u32> = script.iter().copied().take(max).collect();
+    let logprobs = tokens
+        .iter()
+        .map(|t| {
+            let lp = logprob(theta, prev, *t);
+            prev = *t;
+            lp
+        })
+        .collect();
+    let reason = if script.len() > max { "length" } else { "stop" };
+    (tokens, logprobs, reason)
+}
+
 fn argmax(v: &[f64]) -> usize {
     v.iter()
         .enumerate()

@@ -453,6 +453,14 @@ pub(crate) fn sample(
                 .as_slice(),
         )
     });
+    // Scripted completions replace sampling, one per sequence, with their true logprobs.
+    let take = usize::try_from(n)
+        .unwrap_or(usize::MAX)
+        .min(world.canned.len());
+    let canned: Vec<Vec<u32>> = world.canned.drain(..take).collect();
+    if canned.iter().flatten().any(|t| *t >= vocab) {
+        return Err("a scripted completion has a token outside the vocabulary".into());
+    }
     let sequences: Vec<Value> = (0..n)
         .map(|i| {
             let req = SampleRequest {
@@ -462,7 +470,10 @@ pub(crate) fn sample(
                 stop_tokens: &stop_tokens,
                 seed: model::mix(base_seed ^ i),
             };
-            let (tokens, logprobs, reason) = model::sample(&theta, &req);
+            let (tokens, logprobs, reason) = match canned.get(i as usize) {
+                Some(script) => model::score(&theta, &req, script),
+                None => model::sample(&theta, &req),
+            };
             json!({"tokens": tokens, "logprobs": logprobs, "stop_reason": reason})
         })
         .collect();

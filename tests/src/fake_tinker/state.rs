@@ -152,6 +152,8 @@ pub(crate) struct World {
     pub idempotent: HashMap<String, Value>,
     pub replays: u64,
     pub issued_jwt: Option<String>,
+    /// Scripted completions returned by the next samples instead of sampled tokens.
+    pub canned: VecDeque<Vec<u32>>,
 }
 
 impl World {
