@@ -490,3 +490,56 @@ async fn a_session_the_server_ended_is_reported() {
     );
     assert!(err.to_string().contains("has ended"), "{err}");
 }
+
+#[tokio::test]
+async fn faults_and_scripts_can_be_queued_over_http() {
+    let fake = fake(FakeTinkerOptions::default()).await;
+    let client = tinker(&fake, fast_policy()).await;
+    let run = client.create_training_run(BASE, 4).await.unwrap();
+    let http = reqwest::Client::new();
+    let admin = |p: &str| format!("{}/_fake/{p}", fake.base_url());
+    let r = http
+        .post(admin("faults"))
+        .json(&serde_json::json!({"path": "/api/v1/optim_step", "status": 500, "times": 2}))
+        .send()
+        .await
+        .unwrap();
+    assert!(r.status().is_success());
+    let r = http
+        .post(admin("scripts"))
+        .json(&serde_json::json!({"op": "optim_step", "try_again": 2}))
+        .send()
+        .await
+        .unwrap();
+    assert!(r.status().is_success());
+    client
+        .optim_step(&run, AdamParams::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        fake.requests_to("/api/v1/optim_step").len(),
+        3,
+        "two injected 500s, then accepted"
+    );
+    assert_eq!(
+        polls(&fake).pop().unwrap().1,
+        3,
+        "two try_again, then the result"
+    );
+    let state: serde_json::Value = http
+        .get(admin("state"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(state["models"][&run.model_id]["weights_version"], 1);
+    let bad = http
+        .post(admin("faults"))
+        .json(&serde_json::json!({"path": "x"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bad.status(), 400);
+}

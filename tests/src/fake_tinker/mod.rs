@@ -6,8 +6,10 @@
 //! request on a path (a status such as 500 or 429 with `Retry-After`, or a broken
 //! connection), [`FakeTinker::push_script`] decides how the next submitted request's
 //! result is delivered (`try_again` or 408 a number of times, expired, failed). Every
-//! request is recorded; the key is required on every route.
+//! request is recorded; the key is required on every route. The same controls are
+//! reachable over HTTP under `/_fake/` (see [`admin`]) for the `fake-tinker` process.
 
+pub mod admin;
 mod guard;
 pub mod model;
 mod ops;

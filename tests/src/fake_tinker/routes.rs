@@ -51,6 +51,7 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         .route("/api/v1/retrieve_future", post(retrieve_future))
         .route("/hf/{*path}", get(hf_file))
         .merge(super::weaver::router())
+        .merge(super::admin::router())
         .layer(axum::middleware::from_fn_with_state(
             shared.clone(),
             super::guard::guard,
