@@ -64,7 +64,15 @@ impl LearnError {
     pub fn is_transient(&self) -> bool {
         match self {
             Self::Network { .. } | Self::TimedOut { .. } | Self::Expired { .. } => true,
-            Self::Backend { status, .. } => status.is_none_or(|s| s >= 500 || s == 429),
+            // A failed request the server blames on the input will fail the same way again.
+            Self::Backend {
+                status: None,
+                message,
+                ..
+            } => !message.contains("category: user"),
+            Self::Backend {
+                status: Some(s), ..
+            } => *s >= 500 || *s == 429,
             Self::Auth { .. } | Self::Cancelled { .. } | Self::Invalid { .. } => false,
         }
     }

@@ -157,6 +157,10 @@ async fn a_failed_request_returns_the_backend_message() {
         err.to_string().contains("saving the training state"),
         "{err}"
     );
+    assert!(
+        err.is_transient(),
+        "a server-side failure may pass next time"
+    );
 }
 
 #[tokio::test]

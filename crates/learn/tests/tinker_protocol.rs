@@ -314,6 +314,10 @@ async fn a_server_side_failure_of_a_training_request_is_returned() {
         text.contains("outside the vocabulary") && text.contains("category: user"),
         "{text}"
     );
+    assert!(
+        !err.is_transient(),
+        "an input the server rejects fails again"
+    );
     let missing = client
         .load_state(&run, "tinker://nope/weights/x", false)
         .await

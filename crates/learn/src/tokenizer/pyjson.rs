@@ -4,9 +4,34 @@
 
 use serde_json::Value;
 
-pub(crate) fn dumps(v: &Value, indent: Option<usize>, sort_keys: bool) -> String {
+pub(crate) fn dumps(
+    v: &Value,
+    indent: Option<usize>,
+    sort_keys: bool,
+    ensure_ascii: bool,
+) -> String {
     let mut out = String::new();
     write(&mut out, v, indent, sort_keys, 0);
+    if ensure_ascii {
+        out = escape_non_ascii(&out);
+    }
+    out
+}
+
+/// `ensure_ascii=True`: every non-ASCII character as `\uXXXX` (UTF-16 surrogate pairs above
+/// U+FFFF). Non-ASCII only ever occurs inside strings, so the whole text can be mapped.
+fn escape_non_ascii(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if c.is_ascii() {
+            out.push(c);
+        } else {
+            let mut units = [0u16; 2];
+            for u in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{:04x}", u));
+            }
+        }
+    }
     out
 }
 
@@ -120,16 +145,20 @@ mod tests {
     fn matches_python_json_dumps() {
         let v = json!({"name": "get_weather", "parameters": {"type": "object", "required": ["city"], "n": 1.0, "p": 0.5, "tiny": 0.00001}, "desc": "Café \"x\"\n"});
         assert_eq!(
-            dumps(&v, None, false),
+            dumps(&v, None, false, false),
             r#"{"name": "get_weather", "parameters": {"type": "object", "required": ["city"], "n": 1.0, "p": 0.5, "tiny": 1e-05}, "desc": "Café \"x\"\n"}"#
         );
         assert_eq!(
-            dumps(&json!({"a": [1, {}], "b": []}), Some(2), false),
+            dumps(&json!({"a": [1, {}], "b": []}), Some(2), false, false),
             "{\n  \"a\": [\n    1,\n    {}\n  ],\n  \"b\": []\n}"
         );
         assert_eq!(
-            dumps(&json!({"b": 1, "a": 2}), None, true),
+            dumps(&json!({"b": 1, "a": 2}), None, true, false),
             r#"{"a": 2, "b": 1}"#
+        );
+        assert_eq!(
+            dumps(&json!(["é", "😀", "a"]), None, false, true),
+            r#"["\u00e9", "\ud83d\ude00", "a"]"#
         );
     }
 }

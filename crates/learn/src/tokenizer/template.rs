@@ -91,7 +91,7 @@ fn raise_exception(message: String) -> Result<JValue, Error> {
 fn tojson(value: JValue, kwargs: Kwargs) -> Result<JValue, Error> {
     let indent: Option<usize> = kwargs.get("indent")?;
     let sort_keys: Option<bool> = kwargs.get("sort_keys")?;
-    let _ensure_ascii: Option<bool> = kwargs.get("ensure_ascii")?;
+    let ensure_ascii: Option<bool> = kwargs.get("ensure_ascii")?;
     kwargs.assert_all_used()?;
     let json = serde_json::to_value(&value)
         .map_err(|e| Error::new(ErrorKind::InvalidOperation, format!("tojson: {e}")))?;
@@ -99,6 +99,7 @@ fn tojson(value: JValue, kwargs: Kwargs) -> Result<JValue, Error> {
         &json,
         indent,
         sort_keys.unwrap_or(false),
+        ensure_ascii.unwrap_or(false),
     )))
 }
 
