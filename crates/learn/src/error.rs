@@ -42,6 +42,16 @@ pub enum LearnError {
     /// The client was shut down while the request was in flight.
     #[error("{op} was cancelled because the {backend} client was shut down")]
     Cancelled { backend: &'static str, op: String },
+    /// The learning database failed or refused a row (a malformed sample).
+    #[error("learning database: {0}")]
+    Store(#[from] metaclaw_store::StoreError),
+    /// The judge or the distillation teacher failed.
+    #[error("{service} failed: {detail}")]
+    Service {
+        service: &'static str,
+        detail: String,
+        transient: bool,
+    },
     /// The caller passed something the backend cannot accept (checked before sending).
     #[error("invalid {what}: {detail}")]
     Invalid { what: &'static str, detail: String },
@@ -73,7 +83,10 @@ impl LearnError {
             Self::Backend {
                 status: Some(s), ..
             } => *s >= 500 || *s == 429,
-            Self::Auth { .. } | Self::Cancelled { .. } | Self::Invalid { .. } => false,
+            Self::Service { transient, .. } => *transient,
+            Self::Auth { .. } | Self::Cancelled { .. } | Self::Invalid { .. } | Self::Store(_) => {
+                false
+            }
         }
     }
 }

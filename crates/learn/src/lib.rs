@@ -34,6 +34,7 @@ mod error;
 mod heartbeat;
 mod http;
 mod retry;
+pub mod rl;
 mod select;
 pub mod tinker;
 pub mod tokenizer;
@@ -43,6 +44,13 @@ pub mod weaver;
 pub use backend::{Backend, BackendFuture};
 pub use error::LearnError;
 pub use retry::RetryPolicy;
+pub use rl::advantage::{KlPenalty, build_datum, normalize_rewards};
+pub use rl::judge::{Judge, JudgeConfig, JudgeReport, Verdict};
+pub use rl::samples::SampleStore;
+pub use rl::slot::SamplerSlot;
+pub use rl::trainer::{
+    StepMetrics, StepOutcome, StepRequest, StopPhase, Trainer, TrainerConfig, TrainerStatus,
+};
 pub use select::{BackendChoice, BackendKind, BackendSettings, pick_backend};
 pub use types::{
     AdamParams, Datum, ForwardBackwardOutput, LossConfig, LossFn, OptimOutput, SampleOutput,

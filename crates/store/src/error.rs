@@ -45,6 +45,9 @@ pub enum StoreError {
     },
     #[error("integrity check failed on {path}: {details}")]
     Integrity { path: PathBuf, details: String },
+    /// A row the caller asked to write is malformed (checked before writing).
+    #[error("invalid {what}: {detail}")]
+    Invalid { what: &'static str, detail: String },
     #[error("database error: {0}")]
     Sqlite(#[from] rusqlite::Error),
 }

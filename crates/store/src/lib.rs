@@ -7,8 +7,11 @@
 mod blocks;
 mod embeddings;
 mod error;
+mod learning_steps;
 mod migrations;
+mod migrations_learn;
 mod open;
+mod samples;
 mod series;
 mod sessions;
 mod skill_events;
@@ -18,7 +21,9 @@ mod turns;
 
 pub use blocks::NewBlock;
 pub use error::StoreError;
+pub use learning_steps::{LearningStepRow, NewLearningStep};
 pub use open::Store;
+pub use samples::{BatchTake, JudgeState, NewSample, SampleCounts, SampleRow, SampleStatus};
 pub use series::{Buckets, RequestBucket};
 pub use sessions::SessionRow;
 pub use skill_events::{NewSkillEvent, RejectedSkill, SkillEventCounts, SkillEventRow};

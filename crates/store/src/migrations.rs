@@ -6,6 +6,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     V2_BLOCKS_EVENTS_STATE_EMBEDDINGS,
     V3_MEMORY,
     V4_MEMORY_PINNED_INDEX,
+    crate::migrations_learn::V5_LEARNING,
 ];
 
 const V1_SESSIONS_TURNS: &str = "

@@ -1,0 +1,10 @@
+//! Reinforcement learning from live turns: samples, the judge, advantages and datums, the
+//! trainer step and the serving sampler slot.
+
+pub mod advantage;
+pub mod judge;
+pub mod samples;
+pub mod slot;
+mod stop;
+pub mod trainer;
+pub mod verdict;

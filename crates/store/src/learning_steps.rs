@@ -1,0 +1,95 @@
+//! Completed training steps: metrics for the learning dashboard, the step counter and the
+//! latest checkpoint after a restart.
+
+use rusqlite::{OptionalExtension, Row, params};
+use serde::Serialize;
+
+use crate::error::StoreError;
+use crate::open::Store;
+
+/// A training step that completed (weights updated and a new sampler saved).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NewLearningStep {
+    pub step: i64,
+    pub at_ms: i64,
+    pub samples: u64,
+    /// Stale-generation samples dropped while taking the batch.
+    pub dropped: u64,
+    pub mean_reward: f64,
+    /// The loss the backend reported, if any.
+    pub loss: Option<f64>,
+    pub duration_ms: u64,
+    /// The weights the new sampler serves.
+    pub sampler_path: String,
+    /// The full training state saved after this step, if one was.
+    pub checkpoint_path: Option<String>,
+}
+
+pub type LearningStepRow = NewLearningStep;
+
+const COLUMNS: &str =
+    "step, at_ms, samples, dropped, mean_reward, loss, duration_ms, sampler_path, checkpoint_path";
+
+impl Store {
+    pub fn insert_learning_step(&mut self, s: &NewLearningStep) -> Result<(), StoreError> {
+        self.conn
+            .prepare_cached(&format!(
+                "INSERT INTO learning_steps ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
+            ))?
+            .execute(params![
+                s.step,
+                s.at_ms,
+                s.samples,
+                s.dropped,
+                s.mean_reward,
+                s.loss,
+                s.duration_ms,
+                s.sampler_path,
+                s.checkpoint_path,
+            ])?;
+        Ok(())
+    }
+
+    /// The newest `limit` steps, newest first.
+    pub fn learning_steps(&self, limit: u32) -> Result<Vec<LearningStepRow>, StoreError> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM learning_steps ORDER BY step DESC LIMIT ?1"
+        ))?;
+        let rows = stmt.query_map([limit], step_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// The number of the last completed step (0 when none).
+    pub fn last_learning_step(&self) -> Result<i64, StoreError> {
+        Ok(self
+            .conn
+            .prepare_cached("SELECT COALESCE(MAX(step), 0) FROM learning_steps")?
+            .query_row([], |r| r.get(0))?)
+    }
+
+    /// The newest saved training state, if any.
+    pub fn latest_checkpoint(&self) -> Result<Option<String>, StoreError> {
+        Ok(self
+            .conn
+            .prepare_cached(
+                "SELECT checkpoint_path FROM learning_steps WHERE checkpoint_path IS NOT NULL
+                 ORDER BY step DESC LIMIT 1",
+            )?
+            .query_row([], |r| r.get(0))
+            .optional()?)
+    }
+}
+
+fn step_row(r: &Row<'_>) -> rusqlite::Result<LearningStepRow> {
+    Ok(NewLearningStep {
+        step: r.get(0)?,
+        at_ms: r.get(1)?,
+        samples: r.get(2)?,
+        dropped: r.get(3)?,
+        mean_reward: r.get(4)?,
+        loss: r.get(5)?,
+        duration_ms: r.get(6)?,
+        sampler_path: r.get(7)?,
+        checkpoint_path: r.get(8)?,
+    })
+}
