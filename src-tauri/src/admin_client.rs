@@ -41,6 +41,22 @@ impl AdminClient {
         })
     }
 
+    /// The client for an engine this process runs (the desktop app knows its address and
+    /// token without reading the run files).
+    #[cfg(feature = "desktop")]
+    pub fn local(addr: std::net::SocketAddr, token: &str) -> Result<AdminClient, Failure> {
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(120))
+            .no_proxy()
+            .build()?;
+        Ok(AdminClient {
+            base: format!("http://{addr}"),
+            token: token.to_owned(),
+            http,
+            pid: std::process::id(),
+        })
+    }
+
     pub async fn get(&self, path: &str) -> Result<Value, Failure> {
         self.call(reqwest::Method::GET, path).await
     }

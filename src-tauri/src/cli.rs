@@ -9,11 +9,14 @@ use clap::{Args, Parser, Subcommand};
     name = "metaclaw",
     version,
     about = "Makes your AI agent learn from real use: a local proxy that injects skills and memories and learns from every conversation.",
-    after_help = "With no command, MetaClaw starts in the foreground."
+    after_help = "With no command, MetaClaw starts: the tray app with its window when there is a display, else in the foreground."
 )]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// With no command: start in the tray without opening the window (start at login uses it).
+    #[arg(long)]
+    pub hidden: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -83,6 +86,9 @@ pub struct StartArgs {
     /// Run without the desktop window and tray.
     #[arg(long)]
     pub headless: bool,
+    /// Start in the tray without opening the window.
+    #[arg(long, conflicts_with = "headless")]
+    pub hidden: bool,
     /// Detach and run in the background; returns once MetaClaw answers health checks.
     #[arg(short, long)]
     pub daemon: bool,

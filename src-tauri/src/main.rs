@@ -33,7 +33,13 @@ fn run(cli: Cli) -> Outcome {
     let paths = Paths::from_env()?;
     match cli.command {
         // The desktop shell when built with it and a display is there; else the foreground engine.
-        None => commands::start::run(paths, StartArgs::default()),
+        None => commands::start::run(
+            paths,
+            StartArgs {
+                hidden: cli.hidden,
+                ..StartArgs::default()
+            },
+        ),
         Some(Command::Start(args)) => commands::start::run(paths, args),
         Some(Command::Stop) => commands::stop::run(&paths),
         Some(Command::Status { json }) => commands::status::run(&paths, json),

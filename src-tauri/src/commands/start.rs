@@ -37,7 +37,7 @@ pub fn run(paths: Paths, args: StartArgs) -> Outcome {
     #[cfg(feature = "desktop")]
     if !args.headless {
         if crate::desktop::display_available() {
-            return crate::desktop::run(paths, overrides);
+            return crate::desktop::run(paths, overrides, args.hidden);
         }
         tracing::info!("no display (DISPLAY and WAYLAND_DISPLAY are unset): running headless");
     }

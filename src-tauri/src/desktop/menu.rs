@@ -1,12 +1,14 @@
 //! The tray's menu, its typed item ids, and what it says for a scheduler state (no GUI here,
 //! so it is tested without a display).
 
+use metaclaw_engine::config::Mode;
 use metaclaw_engine::schedule::SchedulerStatus;
 
 /// Every item of the tray menu; the string ids are what Tauri reports on a click.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ItemId {
     Status,
+    Agent,
     Learning,
     PauseMenu,
     Pause30Min,
@@ -15,13 +17,21 @@ pub enum ItemId {
     PauseTomorrow,
     PauseUntilResumed,
     Resume,
+    TrainNow,
+    ModeMenu,
+    ModeSkillsOnly,
+    ModeRl,
+    ModeMadmax,
     OpenDashboard,
+    Settings,
+    StartAtLogin,
     Quit,
 }
 
 impl ItemId {
-    pub const ALL: [ItemId; 11] = [
+    pub const ALL: [ItemId; 19] = [
         ItemId::Status,
+        ItemId::Agent,
         ItemId::Learning,
         ItemId::PauseMenu,
         ItemId::Pause30Min,
@@ -30,13 +40,24 @@ impl ItemId {
         ItemId::PauseTomorrow,
         ItemId::PauseUntilResumed,
         ItemId::Resume,
+        ItemId::TrainNow,
+        ItemId::ModeMenu,
+        ItemId::ModeSkillsOnly,
+        ItemId::ModeRl,
+        ItemId::ModeMadmax,
         ItemId::OpenDashboard,
+        ItemId::Settings,
+        ItemId::StartAtLogin,
         ItemId::Quit,
     ];
+
+    /// The Mode ▸ items, in menu order.
+    pub const MODES: [ItemId; 3] = [ItemId::ModeSkillsOnly, ItemId::ModeRl, ItemId::ModeMadmax];
 
     pub fn as_str(self) -> &'static str {
         match self {
             ItemId::Status => "status",
+            ItemId::Agent => "agent",
             ItemId::Learning => "learning",
             ItemId::PauseMenu => "pause",
             ItemId::Pause30Min => "pause-30m",
@@ -45,7 +66,14 @@ impl ItemId {
             ItemId::PauseTomorrow => "pause-tomorrow",
             ItemId::PauseUntilResumed => "pause-until-resumed",
             ItemId::Resume => "resume",
+            ItemId::TrainNow => "train-now",
+            ItemId::ModeMenu => "mode",
+            ItemId::ModeSkillsOnly => "mode-skills_only",
+            ItemId::ModeRl => "mode-rl",
+            ItemId::ModeMadmax => "mode-madmax",
             ItemId::OpenDashboard => "open-dashboard",
+            ItemId::Settings => "settings",
+            ItemId::StartAtLogin => "start-at-login",
             ItemId::Quit => "quit",
         }
     }
@@ -58,6 +86,7 @@ impl ItemId {
     pub fn label(self) -> &'static str {
         match self {
             ItemId::Status => "MetaClaw",
+            ItemId::Agent => "No agent connected",
             ItemId::Learning => "Learning",
             ItemId::PauseMenu => "Pause learning",
             ItemId::Pause30Min => "30 minutes",
@@ -66,7 +95,14 @@ impl ItemId {
             ItemId::PauseTomorrow => "Until tomorrow morning",
             ItemId::PauseUntilResumed => "Until resumed",
             ItemId::Resume => "Resume learning",
+            ItemId::TrainNow => "Train now",
+            ItemId::ModeMenu => "Mode",
+            ItemId::ModeSkillsOnly => "Skills only",
+            ItemId::ModeRl => "Reinforcement learning",
+            ItemId::ModeMadmax => "MadMax",
             ItemId::OpenDashboard => "Open dashboard",
+            ItemId::Settings => "Settings",
+            ItemId::StartAtLogin => "Start at login",
             ItemId::Quit => "Quit",
         }
     }
@@ -83,6 +119,49 @@ impl ItemId {
             _ => None,
         }
     }
+
+    /// The mode a Mode ▸ item chooses.
+    pub fn mode(self) -> Option<Mode> {
+        match self {
+            ItemId::ModeSkillsOnly => Some(Mode::SkillsOnly),
+            ItemId::ModeRl => Some(Mode::Rl),
+            ItemId::ModeMadmax => Some(Mode::Madmax),
+            _ => None,
+        }
+    }
+}
+
+/// The agent line: which agents MetaClaw has connected (`names` as `claw_type` spells them).
+pub fn agent_line(names: &[String]) -> String {
+    match names {
+        [] => ItemId::Agent.label().to_owned(),
+        [one] => format!("Agent: {} connected", agent_title(one)),
+        many => format!(
+            "Agents: {} connected",
+            many.iter()
+                .map(|n| agent_title(n))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// How an agent's name is written for people.
+fn agent_title(name: &str) -> String {
+    let known = [
+        ("openclaw", "OpenClaw"),
+        ("copaw", "CoPaw"),
+        ("ironclaw", "IronClaw"),
+        ("picoclaw", "PicoClaw"),
+        ("zeroclaw", "ZeroClaw"),
+        ("nanoclaw", "NanoClaw"),
+        ("nemoclaw", "NemoClaw"),
+        ("hermes", "Hermes"),
+    ];
+    known
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map_or_else(|| name.to_owned(), |(_, t)| (*t).to_owned())
 }
 
 /// The look of the tray icon.
@@ -114,12 +193,25 @@ impl TrayState {
 pub struct View {
     pub state: TrayState,
     pub status: String,
+    pub agent: String,
     pub learning: String,
     pub paused: bool,
+    /// The mode the running engine uses (the checked Mode ▸ item).
+    pub mode: Mode,
+    /// Whether MetaClaw starts at login (the Start at login check).
+    pub autostart: bool,
+}
+
+/// What the tray shows besides the scheduler: the host's own state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostView {
+    pub agents: Vec<String>,
+    pub mode: Mode,
+    pub autostart: bool,
 }
 
 impl View {
-    pub fn of(status: &SchedulerStatus, addr: &str) -> View {
+    pub fn of(status: &SchedulerStatus, addr: &str, host: &HostView) -> View {
         let words = &status.text;
         let (state, learning) = match status.state.as_str() {
             "open" => (
@@ -150,13 +242,21 @@ impl View {
         View {
             state,
             status: format!("MetaClaw — serving on {addr}"),
+            agent: agent_line(&host.agents),
             learning,
             paused: status.state == "paused",
+            mode: host.mode,
+            autostart: host.autostart,
         }
     }
 
     pub fn tooltip(&self) -> String {
-        format!("{}\n{}", self.status, self.learning)
+        format!("{}\n{}\n{}", self.status, self.agent, self.learning)
+    }
+
+    /// Whether a Mode ▸ item is the checked one.
+    pub fn checked(&self, id: ItemId) -> bool {
+        id.mode() == Some(self.mode)
     }
 }
 
@@ -183,10 +283,52 @@ mod tests {
             .filter(|i| i.pause_request().is_some())
             .collect();
         assert_eq!(pausing.len(), 5);
+        assert!(ItemId::MODES.iter().all(|m| m.pause_request().is_none()));
         assert_eq!(
             ItemId::PauseUntilResumed.pause_request(),
             Some((None, None))
         );
+    }
+
+    #[test]
+    fn mode_items_name_each_mode_once() {
+        let modes: Vec<_> = ItemId::MODES.iter().filter_map(|m| m.mode()).collect();
+        assert_eq!(modes, vec![Mode::SkillsOnly, Mode::Rl, Mode::Madmax]);
+        for id in ItemId::MODES {
+            assert_eq!(id.as_str(), format!("mode-{}", id.mode().unwrap()));
+        }
+        let others = ItemId::ALL.iter().filter(|i| i.mode().is_some()).count();
+        assert_eq!(others, 3);
+    }
+
+    #[test]
+    fn agent_line_names_connected_agents() {
+        assert_eq!(agent_line(&[]), "No agent connected");
+        assert_eq!(
+            agent_line(&["openclaw".into()]),
+            "Agent: OpenClaw connected"
+        );
+        assert_eq!(
+            agent_line(&["copaw".into(), "some_new_claw".into()]),
+            "Agents: CoPaw, some_new_claw connected"
+        );
+    }
+
+    #[test]
+    fn spec_items_have_their_labels() {
+        let labels: Vec<_> = ItemId::ALL.iter().map(|i| i.label()).collect();
+        for want in [
+            "Pause learning",
+            "Resume learning",
+            "Train now",
+            "Mode",
+            "Open dashboard",
+            "Settings",
+            "Start at login",
+            "Quit",
+        ] {
+            assert!(labels.contains(&want), "no `{want}`");
+        }
     }
 
     #[test]

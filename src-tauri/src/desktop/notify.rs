@@ -1,0 +1,186 @@
+//! Desktop notifications for what the engine reports: new skills, a provider refusing the
+//! key, a finished training step. The wording and the throttle are plain code (tested without
+//! a desktop); showing goes through the session's notification server.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use metaclaw_engine::events::{EngineEvent, Events};
+use tokio::sync::broadcast::error::RecvError;
+
+/// A refused key fails every request until it is fixed: say so once per upstream per this.
+pub const AUTH_REPEAT: Duration = Duration::from_secs(10 * 60);
+
+/// At most this many skill names in one notification.
+const NAMES_SHOWN: usize = 3;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Note {
+    pub summary: String,
+    pub body: String,
+}
+
+/// Decides which events become notifications, and what they say.
+#[derive(Debug, Default)]
+pub struct Notifier {
+    last_auth: HashMap<String, Instant>,
+}
+
+impl Notifier {
+    pub fn note(&mut self, event: &EngineEvent, now: Instant) -> Option<Note> {
+        match event {
+            EngineEvent::SkillsLearned { names } if !names.is_empty() => {
+                let n = names.len();
+                let mut shown = names
+                    .iter()
+                    .take(NAMES_SHOWN)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                if n > NAMES_SHOWN {
+                    shown.push_str(&format!(" and {} more", n - NAMES_SHOWN));
+                }
+                let noun = if n == 1 { "skill" } else { "skills" };
+                Some(Note {
+                    summary: "MetaClaw learned something".into(),
+                    body: format!("Learned {n} new {noun}: {shown}"),
+                })
+            }
+            EngineEvent::UpstreamAuthFailed { upstream, status } => {
+                let recent = self
+                    .last_auth
+                    .get(upstream)
+                    .is_some_and(|at| now.duration_since(*at) < AUTH_REPEAT);
+                if recent {
+                    return None;
+                }
+                self.last_auth.insert(upstream.clone(), now);
+                Some(Note {
+                    summary: "MetaClaw cannot reach your model".into(),
+                    body: format!(
+                        "Your provider refused the API key ({upstream} answered {status}). Open Settings in MetaClaw to enter a working key."
+                    ),
+                })
+            }
+            EngineEvent::TrainingFinished { step, reward } => Some(Note {
+                summary: "MetaClaw finished training".into(),
+                body: match reward {
+                    Some(r) => format!("Training step {step} finished (average reward {r:.2})."),
+                    None => format!("Training step {step} finished."),
+                },
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// Shows notifications for the bus's events until the bus closes. Subscribed once: the bus
+/// outlives engine restarts.
+pub fn follow(events: &Events) {
+    let mut rx = events.subscribe();
+    tokio::spawn(async move {
+        let mut notifier = Notifier::default();
+        loop {
+            let event = match rx.recv().await {
+                Ok(e) => e,
+                Err(RecvError::Lagged(_)) => continue,
+                Err(RecvError::Closed) => break,
+            };
+            if let Some(note) = notifier.note(&event, Instant::now()) {
+                // The notification server is a D-Bus call that may block.
+                tokio::task::spawn_blocking(move || show(&note));
+            }
+        }
+    });
+}
+
+fn show(note: &Note) {
+    let shown = notify_rust::Notification::new()
+        .appname("MetaClaw")
+        .summary(&note.summary)
+        .body(&note.body)
+        .show();
+    if let Err(e) = shown {
+        tracing::warn!("cannot show a notification: {e}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn learned_skills_are_named() {
+        let mut n = Notifier::default();
+        let note = n
+            .note(
+                &EngineEvent::SkillsLearned {
+                    names: vec!["git-bisect".into()],
+                },
+                Instant::now(),
+            )
+            .unwrap();
+        assert_eq!(note.body, "Learned 1 new skill: git-bisect");
+        let many: Vec<String> = (1..=5).map(|i| format!("s{i}")).collect();
+        let note = n
+            .note(&EngineEvent::SkillsLearned { names: many }, Instant::now())
+            .unwrap();
+        assert_eq!(note.body, "Learned 5 new skills: s1, s2, s3 and 2 more");
+        assert!(
+            n.note(
+                &EngineEvent::SkillsLearned { names: vec![] },
+                Instant::now()
+            )
+            .is_none()
+        );
+    }
+
+    #[test]
+    fn a_refused_key_is_told_once_per_upstream_per_ten_minutes() {
+        let mut n = Notifier::default();
+        let refused = |u: &str| EngineEvent::UpstreamAuthFailed {
+            upstream: u.into(),
+            status: 401,
+        };
+        let t0 = Instant::now();
+        let first = n.note(&refused("openai"), t0).unwrap();
+        assert!(first.body.starts_with("Your provider refused the API key"));
+        assert!(first.body.contains("openai answered 401"));
+        assert!(
+            n.note(&refused("openai"), t0 + Duration::from_secs(60))
+                .is_none()
+        );
+        assert!(
+            n.note(&refused("backup"), t0 + Duration::from_secs(60))
+                .is_some()
+        );
+        assert!(
+            n.note(
+                &refused("openai"),
+                t0 + AUTH_REPEAT - Duration::from_secs(1)
+            )
+            .is_none()
+        );
+        assert!(n.note(&refused("openai"), t0 + AUTH_REPEAT).is_some());
+    }
+
+    #[test]
+    fn training_and_quiet_events() {
+        let mut n = Notifier::default();
+        let note = n
+            .note(
+                &EngineEvent::TrainingFinished {
+                    step: 7,
+                    reward: Some(0.4251),
+                },
+                Instant::now(),
+            )
+            .unwrap();
+        assert_eq!(note.body, "Training step 7 finished (average reward 0.43).");
+        assert!(
+            n.note(&EngineEvent::MemoryChanged, Instant::now())
+                .is_none()
+        );
+        assert!(n.note(&EngineEvent::Restarting, Instant::now()).is_none());
+    }
+}

@@ -1,0 +1,322 @@
+//! The tray icon and its menu: built from a [`View`], rebuilt when the view changes (the
+//! scheduler moved, the engine restarted, an agent connected), and what each item does.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use metaclaw_engine::agents;
+use metaclaw_engine::schedule::view::Extra;
+use metaclaw_engine::schedule::{SchedulerStatus, parse};
+use metaclaw_schedule::machine::Snapshot;
+use tauri::image::Image;
+use tauri::menu::{
+    CheckMenuItem, IsMenuItem, Menu, MenuEvent, MenuItem, PredefinedMenuItem, Submenu,
+};
+use tauri::tray::{TrayIcon, TrayIconBuilder};
+use tauri::{AppHandle, Wry};
+use tauri_plugin_autostart::ManagerExt;
+
+use super::host::{Host, Live};
+use super::menu::{HostView, ItemId, TrayState, View};
+use super::{Screen, open_window, train};
+use crate::admin_client::AdminClient;
+
+const TRAY_ID: &str = "main";
+/// Agents connect and disconnect outside the app too (`metaclaw agent …`): look again this often.
+const AGENTS_EVERY: Duration = Duration::from_secs(30);
+
+pub fn build(app: &AppHandle, host: &Arc<Host>) -> tauri::Result<()> {
+    let live = host.live();
+    let view = view_of(
+        &live,
+        &live.windows.snapshot(),
+        &host_view(app, &live, vec![]),
+    );
+    let menu = build_menu(app, &view)?;
+    let on_menu = host.clone();
+    TrayIconBuilder::with_id(TRAY_ID)
+        .icon(Image::from_bytes(view.state.icon_png())?)
+        .tooltip(view.tooltip())
+        .menu(&menu)
+        .show_menu_on_left_click(true)
+        .on_menu_event(move |app, event: MenuEvent| on_menu_event(app, &on_menu, event))
+        .build(app)?;
+    Ok(())
+}
+
+fn build_menu(app: &AppHandle, view: &View) -> tauri::Result<Menu<Wry>> {
+    let item = |id: ItemId, text: &str, enabled: bool| {
+        MenuItem::with_id(app, id.as_str(), text, enabled, None::<&str>)
+    };
+    let status = item(ItemId::Status, &view.status, false)?;
+    let agent = item(ItemId::Agent, &view.agent, false)?;
+    let learning = item(ItemId::Learning, &view.learning, false)?;
+    let toggle: Box<dyn IsMenuItem<Wry>> = if view.paused {
+        Box::new(item(ItemId::Resume, ItemId::Resume.label(), true)?)
+    } else {
+        let choices = [
+            ItemId::Pause30Min,
+            ItemId::Pause1Hour,
+            ItemId::Pause2Hours,
+            ItemId::PauseTomorrow,
+            ItemId::PauseUntilResumed,
+        ]
+        .into_iter()
+        .map(|id| item(id, id.label(), true))
+        .collect::<tauri::Result<Vec<_>>>()?;
+        Box::new(submenu(app, ItemId::PauseMenu, &choices)?)
+    };
+    let train = item(ItemId::TrainNow, ItemId::TrainNow.label(), true)?;
+    let modes = ItemId::MODES
+        .into_iter()
+        .map(|id| {
+            CheckMenuItem::with_id(
+                app,
+                id.as_str(),
+                id.label(),
+                true,
+                view.checked(id),
+                None::<&str>,
+            )
+        })
+        .collect::<tauri::Result<Vec<_>>>()?;
+    let mode = submenu(app, ItemId::ModeMenu, &modes)?;
+    let open = item(ItemId::OpenDashboard, ItemId::OpenDashboard.label(), true)?;
+    let settings = item(ItemId::Settings, ItemId::Settings.label(), true)?;
+    let login = CheckMenuItem::with_id(
+        app,
+        ItemId::StartAtLogin.as_str(),
+        ItemId::StartAtLogin.label(),
+        true,
+        view.autostart,
+        None::<&str>,
+    )?;
+    let quit = item(ItemId::Quit, ItemId::Quit.label(), true)?;
+    let separators = (0..3)
+        .map(|_| PredefinedMenuItem::separator(app))
+        .collect::<tauri::Result<Vec<_>>>()?;
+    let [first, second, third] = separators.as_slice() else {
+        return Err(tauri::Error::AssetNotFound("menu separators".into()));
+    };
+    Menu::with_items(
+        app,
+        &[
+            &status,
+            &agent,
+            &learning,
+            first,
+            toggle.as_ref(),
+            &train,
+            &mode,
+            second,
+            &open,
+            &settings,
+            &login,
+            third,
+            &quit,
+        ],
+    )
+}
+
+fn submenu<M: IsMenuItem<Wry>>(
+    app: &AppHandle,
+    id: ItemId,
+    items: &[M],
+) -> tauri::Result<Submenu<Wry>> {
+    let refs: Vec<&dyn IsMenuItem<Wry>> = items.iter().map(|c| c as &dyn IsMenuItem<Wry>).collect();
+    Submenu::with_id_and_items(app, id.as_str(), id.label(), true, &refs)
+}
+
+fn host_view(app: &AppHandle, live: &Live, agents: Vec<String>) -> HostView {
+    HostView {
+        agents,
+        mode: live.mode,
+        autostart: app.autolaunch().is_enabled().unwrap_or(false),
+    }
+}
+
+fn view_of(live: &Live, snapshot: &Snapshot, host: &HostView) -> View {
+    let w = &live.windows;
+    let status = SchedulerStatus::new(
+        snapshot,
+        Extra {
+            info: w.info(),
+            pause_problem: w.pause_problem(),
+            gate: true,
+            running: true,
+            tz: w.time_zone(),
+        },
+    );
+    View::of(&status, &live.addr.to_string(), host)
+}
+
+/// The agents MetaClaw has connected (their configs point at it). Reads agent files.
+async fn connected_agents(host: &Host) -> Vec<String> {
+    let paths = host.paths.clone();
+    tokio::task::spawn_blocking(move || {
+        let env = agents::system_env().ok()?;
+        Some(
+            agents::statuses(&paths, &env)
+                .into_iter()
+                .filter(|s| s.connected)
+                .map(|s| s.agent)
+                .collect(),
+        )
+    })
+    .await
+    .ok()
+    .flatten()
+    .unwrap_or_default()
+}
+
+fn apply(app: &AppHandle, view: &View) {
+    let Some(tray) = app.tray_by_id(TRAY_ID) else {
+        return;
+    };
+    if let Err(e) = set_tray(app, &tray, view) {
+        tracing::warn!("cannot update the tray: {e}");
+    }
+}
+
+fn set_tray(app: &AppHandle, tray: &TrayIcon<Wry>, view: &View) -> tauri::Result<()> {
+    tray.set_menu(Some(build_menu(app, view)?))?;
+    tray.set_icon(Some(Image::from_bytes(view.state.icon_png())?))?;
+    tray.set_tooltip(Some(view.tooltip()))?;
+    Ok(())
+}
+
+/// Keeps the tray in step with the current engine's scheduler (its watch channel), the
+/// engine itself (a restart brings a new scheduler and maybe a new mode) and the agents,
+/// until Quit.
+pub fn follow(app: AppHandle, host: Arc<Host>) {
+    tauri::async_runtime::spawn(async move {
+        let mut engines = host.watch();
+        let mut agents_tick = tokio::time::interval(AGENTS_EVERY);
+        let mut agents = connected_agents(&host).await;
+        let mut shown: Option<View> = None;
+        'engines: loop {
+            let live = engines.borrow_and_update().clone();
+            let mut scheduler = live.windows.watch();
+            let mut scheduler_open = true;
+            loop {
+                let snapshot = scheduler.borrow_and_update().clone();
+                let view = view_of(&live, &snapshot, &host_view(&app, &live, agents.clone()));
+                if shown.as_ref() != Some(&view) {
+                    apply(&app, &view);
+                    shown = Some(view);
+                }
+                tokio::select! {
+                    changed = scheduler.changed(), if scheduler_open => {
+                        // The engine stopped; the next one comes through `engines`.
+                        scheduler_open = changed.is_ok();
+                    }
+                    changed = engines.changed() => {
+                        if changed.is_err() { break 'engines }
+                        agents = connected_agents(&host).await;
+                        continue 'engines;
+                    }
+                    _ = agents_tick.tick() => agents = connected_agents(&host).await,
+                    () = host.quit.cancelled() => break 'engines,
+                }
+            }
+        }
+    });
+}
+
+/// Redraws the tray now (after an item changed something the watches do not see).
+fn redraw(app: &AppHandle, host: &Arc<Host>) {
+    let (app, host) = (app.clone(), host.clone());
+    tauri::async_runtime::spawn(async move {
+        let live = host.live();
+        let agents = connected_agents(&host).await;
+        let view = view_of(
+            &live,
+            &live.windows.snapshot(),
+            &host_view(&app, &live, agents),
+        );
+        apply(&app, &view);
+    });
+}
+
+fn on_menu_event(app: &AppHandle, host: &Arc<Host>, event: MenuEvent) {
+    let Some(id) = ItemId::parse(event.id().as_ref()) else {
+        return;
+    };
+    tracing::info!(item = id.as_str(), "tray menu");
+    if let Some((duration, until)) = id.pause_request() {
+        let windows = host.live().windows;
+        tauri::async_runtime::spawn(async move {
+            let end = match parse::pause_end(duration, until, windows.now(), &windows.time_zone()) {
+                Ok(end) => end,
+                Err(e) => {
+                    tracing::warn!("cannot pause learning: {e}");
+                    return;
+                }
+            };
+            if let Err(e) = windows.pause(end).await {
+                tracing::warn!("cannot pause learning: {e}");
+            }
+        });
+        return;
+    }
+    if let Some(mode) = id.mode() {
+        if mode == host.live().mode {
+            // A check item toggles itself on click; put the check back.
+            redraw(app, host);
+            return;
+        }
+        let host = host.clone();
+        tauri::async_runtime::spawn_blocking(move || match host.set_mode(mode) {
+            Ok(()) => tracing::info!(%mode, "mode chosen in the tray; restarting"),
+            Err(e) => tracing::warn!("cannot set the mode: {e}"),
+        });
+        return;
+    }
+    match id {
+        ItemId::Resume => {
+            let windows = host.live().windows;
+            tauri::async_runtime::spawn(async move {
+                if let Err(e) = windows.resume().await {
+                    tracing::warn!("cannot resume learning: {e}");
+                }
+            });
+        }
+        ItemId::TrainNow => {
+            let live = host.live();
+            tauri::async_runtime::spawn(async move {
+                match AdminClient::local(live.addr, &live.token) {
+                    Ok(client) => {
+                        for line in train::train_now(&client).await {
+                            tracing::info!("train now: {line}");
+                        }
+                    }
+                    Err(e) => tracing::warn!("cannot train now: {}", e.message),
+                }
+            });
+        }
+        ItemId::OpenDashboard => open_window(app, host, Screen::Dashboard),
+        ItemId::Settings => open_window(app, host, Screen::Settings),
+        ItemId::StartAtLogin => {
+            let launcher = app.autolaunch();
+            let result = if launcher.is_enabled().unwrap_or(false) {
+                launcher.disable()
+            } else {
+                launcher.enable()
+            };
+            if let Err(e) = result {
+                tracing::warn!("cannot change start at login: {e}");
+            }
+            redraw(app, host);
+        }
+        ItemId::Quit => {
+            if let Some(tray) = app.tray_by_id(TRAY_ID)
+                && let Ok(icon) = Image::from_bytes(TrayState::Stopped.icon_png())
+            {
+                let _ = tray.set_icon(Some(icon));
+            }
+            tracing::info!("Quit chosen in the tray; shutting down");
+            host.quit.cancel();
+        }
+        _ => {}
+    }
+}
