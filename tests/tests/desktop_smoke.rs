@@ -1,22 +1,27 @@
 //! The desktop app end to end: `metaclaw` (no command) under its own Xvfb and a private D-Bus
-//! daemon, with a stand-in StatusNotifierWatcher (there is no panel on CI) the tray icon
-//! registers with. The tray's menu is read and clicked over dbusmenu (`gdbus`), as a panel
-//! would: Pause learning shows in `/api/scheduler`, the menu turns to Resume learning, and
-//! Quit stops the engine (exit 0, port closed). Xvfb, dbus-daemon and gdbus are required
-//! (scripts/deps.sh installs them): this test fails, not skips, without them.
+//! daemon, with stand-ins for the panel's StatusNotifierWatcher (the tray icon registers with
+//! it) and the notification server (there is no desktop on CI). The tray's menu is read and
+//! clicked over dbusmenu (`gdbus`), as a panel would: every menu item is there, a second launch
+//! shows the first one's window (which renders), Start at login writes the login item, Pause
+//! learning shows in `/api/scheduler`, Mode ▸ restarts the engine in place with the new mode, a
+//! refused key becomes a notification, and Quit stops the engine (exit 0, port closed). Xvfb,
+//! dbus-daemon, gdbus, xdotool and ImageMagick are required (scripts/deps.sh installs them):
+//! these tests fail, not skip, without them.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
 
+use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::daemon::{PROXY_KEY, bin, free_port};
-use serde_json::Value;
+use metaclaw_e2e::fake_upstream::{FakeOptions, FakeUpstream, Fault};
+use serde_json::{Value, json};
 
 const POLL: Duration = Duration::from_millis(50);
 /// Start-up of the app (WebKit included) on a slow CI machine.
@@ -141,6 +146,46 @@ impl Watcher {
     }
 }
 
+/// The stand-in notification server: records (summary, body) of every notification.
+struct Notifications {
+    shown: Arc<Mutex<Vec<(String, String)>>>,
+}
+
+#[zbus::interface(name = "org.freedesktop.Notifications")]
+impl Notifications {
+    #[allow(clippy::too_many_arguments)]
+    fn notify(
+        &self,
+        _app_name: &str,
+        _replaces_id: u32,
+        _app_icon: &str,
+        summary: &str,
+        body: &str,
+        _actions: Vec<String>,
+        _hints: HashMap<String, zbus::zvariant::OwnedValue>,
+        _expire_timeout: i32,
+    ) -> u32 {
+        let mut shown = self.shown.lock().unwrap();
+        shown.push((summary.to_string(), body.to_string()));
+        u32::try_from(shown.len()).unwrap()
+    }
+
+    fn get_capabilities(&self) -> Vec<String> {
+        vec!["body".into()]
+    }
+
+    fn get_server_information(&self) -> (String, String, String, String) {
+        (
+            "stand-in".into(),
+            "metaclaw-tests".into(),
+            "1".into(),
+            "1.2".into(),
+        )
+    }
+
+    fn close_notification(&self, _id: u32) {}
+}
+
 fn gdbus(bus: &str, dest: &str, path: &str, method: &str, args: &[&str]) -> Result<String, String> {
     let o = Command::new("gdbus")
         .args(["call", "--session", "--dest", dest, "--object-path", path])
@@ -184,6 +229,21 @@ fn labels(layout: &str) -> Vec<(i32, String)> {
     out
 }
 
+/// Whether the check item labelled `label` is checked, in a `GetLayout` reply.
+fn toggled(layout: &str, label: &str) -> Option<bool> {
+    let at = layout.find(&format!("'label': <'{label}'>"))?;
+    let start = layout[..at].rfind("<(").unwrap_or(0);
+    let end = layout[at..].find("<(").map_or(layout.len(), |e| at + e);
+    let item = &layout[start..end];
+    if item.contains("'toggle-state': <1>") {
+        Some(true)
+    } else if item.contains("'toggle-state': <0>") {
+        Some(false)
+    } else {
+        None
+    }
+}
+
 fn id_of(items: &[(i32, String)], label: &str) -> i32 {
     items
         .iter()
@@ -192,119 +252,291 @@ fn id_of(items: &[(i32, String)], label: &str) -> i32 {
         .unwrap_or_else(|| panic!("no `{label}` in the menu: {items:?}"))
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn tray_menu_pauses_learning_and_quits() {
-    let (_xvfb, display) = start_xvfb();
-    let (_bus_daemon, bus) = start_bus();
-    let items = Arc::new(Mutex::new(vec![]));
-    let _watcher = zbus::connection::Builder::address(bus.as_str())
-        .unwrap()
-        .serve_at(
-            "/StatusNotifierWatcher",
-            Watcher {
-                items: items.clone(),
-            },
-        )
-        .unwrap()
-        .name("org.kde.StatusNotifierWatcher")
-        .unwrap()
-        .build()
-        .await
-        .unwrap();
+/// The app under its own display and bus, with the stand-ins serving on that bus.
+struct Desktop {
+    app: Killed,
+    display: String,
+    bus: String,
+    home: tempfile::TempDir,
+    /// `$HOME` of the app: agents are looked for there, the login item is written there.
+    user_home: tempfile::TempDir,
+    port: u16,
+    items: Arc<Mutex<Vec<(String, String)>>>,
+    notes: Arc<Mutex<Vec<(String, String)>>>,
+    http: reqwest::Client,
+    _stand_ins: zbus::Connection,
+    _bus_daemon: Killed,
+    _xvfb: Killed,
+}
 
-    let home = tempfile::tempdir().unwrap();
-    let port = free_port();
-    std::fs::write(
-        home.path().join("config.yaml"),
-        format!("proxy:\n  port: {port}\n"),
-    )
-    .unwrap();
-    let log = home.path().join("app.log");
-    let app = Command::new(bin())
-        .env("METACLAW_HOME", home.path())
-        .env("METACLAW_SECRET_BACKEND", "file")
-        .env("METACLAW_PROXY_API_KEY", PROXY_KEY)
-        .env_remove("METACLAW_LLM_API_KEY")
-        .env_remove("WAYLAND_DISPLAY")
-        .env("DISPLAY", &display)
-        .env("GDK_BACKEND", "x11")
-        .env("NO_AT_BRIDGE", "1")
-        .env("DBUS_SESSION_BUS_ADDRESS", &bus)
-        .stdin(Stdio::null())
-        .stdout(std::fs::File::create(&log).unwrap())
-        .stderr(std::fs::File::create(home.path().join("app.err")).unwrap())
-        .spawn()
+impl Desktop {
+    /// Starts `metaclaw ARGS` with `config` (`{port}` is replaced) and `secrets`, and waits
+    /// until it answers `/healthz`.
+    async fn start(config: &str, secrets: Option<&str>, args: &[&str]) -> Desktop {
+        let (xvfb, display) = start_xvfb();
+        let (bus_daemon, bus) = start_bus();
+        let items = Arc::new(Mutex::new(vec![]));
+        let notes = Arc::new(Mutex::new(vec![]));
+        let stand_ins = zbus::connection::Builder::address(bus.as_str())
+            .unwrap()
+            .serve_at(
+                "/StatusNotifierWatcher",
+                Watcher {
+                    items: items.clone(),
+                },
+            )
+            .unwrap()
+            .serve_at(
+                "/org/freedesktop/Notifications",
+                Notifications {
+                    shown: notes.clone(),
+                },
+            )
+            .unwrap()
+            .name("org.kde.StatusNotifierWatcher")
+            .unwrap()
+            .name("org.freedesktop.Notifications")
+            .unwrap()
+            .build()
+            .await
+            .unwrap();
+        let home = tempfile::tempdir().unwrap();
+        let user_home = tempfile::tempdir().unwrap();
+        let port = free_port();
+        std::fs::write(
+            home.path().join("config.yaml"),
+            config.replace("{port}", &port.to_string()),
+        )
         .unwrap();
-    let mut app = Killed(app);
-    let logs = || {
+        if let Some(secrets) = secrets {
+            std::fs::write(home.path().join("secrets.yaml"), secrets).unwrap();
+        }
+        let mut d = Desktop {
+            app: Killed(Command::new("true").spawn().unwrap()),
+            display,
+            bus,
+            home,
+            user_home,
+            port,
+            items,
+            notes,
+            http: reqwest::Client::new(),
+            _stand_ins: stand_ins,
+            _bus_daemon: bus_daemon,
+            _xvfb: xvfb,
+        };
+        let log = d.home.path().join("app.log");
+        d.app = Killed(
+            d.command(args)
+                .stdout(std::fs::File::create(&log).unwrap())
+                .stderr(std::fs::File::create(d.home.path().join("app.err")).unwrap())
+                .spawn()
+                .unwrap(),
+        );
+        let healthz = format!("{}/healthz", d.base());
+        let mut exited = None;
+        tokio::task::block_in_place(|| {
+            poll("/healthz", START_DEADLINE, || {
+                if let Some(status) = d.app.0.try_wait().unwrap() {
+                    exited = Some(status);
+                    return Some(());
+                }
+                let ok = tokio::runtime::Handle::current()
+                    .block_on(d.http.get(&healthz).send())
+                    .is_ok_and(|r| r.status().is_success());
+                ok.then_some(())
+            })
+        });
+        assert!(
+            exited.is_none(),
+            "the app exited early: {exited:?}\n{}",
+            d.logs()
+        );
+        d
+    }
+
+    /// `metaclaw ARGS` in this desktop session.
+    fn command(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(bin());
+        c.args(args)
+            .env("METACLAW_HOME", self.home.path())
+            .env("HOME", self.user_home.path())
+            .env_remove("XDG_CONFIG_HOME")
+            .env("METACLAW_SECRET_BACKEND", "file")
+            .env("METACLAW_PROXY_API_KEY", PROXY_KEY)
+            .env_remove("METACLAW_LLM_API_KEY")
+            .env_remove("WAYLAND_DISPLAY")
+            .env("DISPLAY", &self.display)
+            .env("GDK_BACKEND", "x11")
+            .env("NO_AT_BRIDGE", "1")
+            .env("DBUS_SESSION_BUS_ADDRESS", &self.bus)
+            .stdin(Stdio::null());
+        c
+    }
+
+    fn base(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    fn logs(&self) -> String {
         format!(
             "{}{}",
-            std::fs::read_to_string(&log).unwrap_or_default(),
-            std::fs::read_to_string(home.path().join("app.err")).unwrap_or_default()
+            std::fs::read_to_string(self.home.path().join("app.log")).unwrap_or_default(),
+            std::fs::read_to_string(self.home.path().join("app.err")).unwrap_or_default()
         )
-    };
+    }
 
-    let base = format!("http://127.0.0.1:{port}");
-    let http = reqwest::Client::new();
-    let healthz = format!("{base}/healthz");
-    let mut exited = None;
-    tokio::task::block_in_place(|| {
-        poll("/healthz", START_DEADLINE, || {
-            if let Some(status) = app.0.try_wait().unwrap() {
-                exited = Some(status);
-                return Some(());
-            }
-            let ok = tokio::runtime::Handle::current()
-                .block_on(http.get(&healthz).send())
-                .is_ok_and(|r| r.status().is_success());
-            ok.then_some(())
-        })
-    });
-    assert!(
-        exited.is_none(),
-        "the app exited early: {exited:?}\n{}",
-        logs()
-    );
+    fn config(&self) -> PathBuf {
+        self.home.path().join("config.yaml")
+    }
 
-    // The tray icon registers with the watcher; its menu is then on the bus.
-    let (dest, path) = tokio::task::block_in_place(|| {
-        poll("the tray icon to register", STEP_DEADLINE, || {
-            items.lock().unwrap().first().cloned()
+    fn token(&self) -> String {
+        std::fs::read_to_string(self.home.path().join("run/admin_token"))
+            .unwrap()
+            .trim()
+            .to_string()
+    }
+
+    /// `GET path` on the admin API until `want` holds for the answer.
+    fn admin_until(&self, path: &str, what: &str, want: impl Fn(&Value) -> bool) -> Value {
+        let url = format!("{}{path}", self.base());
+        tokio::task::block_in_place(|| {
+            poll(what, STEP_DEADLINE, || {
+                let token = std::fs::read_to_string(self.home.path().join("run/admin_token"))
+                    .ok()?
+                    .trim()
+                    .to_string();
+                let v: Value = tokio::runtime::Handle::current().block_on(async {
+                    self.http
+                        .get(&url)
+                        .bearer_auth(&token)
+                        .send()
+                        .await
+                        .ok()?
+                        .json()
+                        .await
+                        .ok()
+                })?;
+                want(&v).then_some(v)
+            })
         })
-    });
-    let (dest, path) = if path.starts_with('/') {
-        (dest, path)
-    } else {
-        (path, "/StatusNotifierItem".to_string())
-    };
-    let menu_reply = gdbus(
-        &bus,
-        &dest,
-        &path,
-        "org.freedesktop.DBus.Properties.Get",
-        &["org.kde.StatusNotifierItem", "Menu"],
-    )
-    .unwrap_or_else(|e| panic!("no StatusNotifierItem at {dest} {path}: {e}"));
-    let menu_path = menu_reply
-        .split('\'')
-        .nth(1)
-        .unwrap_or_else(|| panic!("no menu path in {menu_reply}"))
-        .to_string();
-    let layout = |want: &str| {
-        let (dest, menu_path, bus) = (dest.clone(), menu_path.clone(), bus.clone());
-        let want = want.to_string();
+    }
+
+    /// The tray's menu on the bus, once the icon registered.
+    fn menu(&self) -> Menu {
+        let (dest, path) = tokio::task::block_in_place(|| {
+            poll("the tray icon to register", STEP_DEADLINE, || {
+                self.items.lock().unwrap().first().cloned()
+            })
+        });
+        let (dest, path) = if path.starts_with('/') {
+            (dest, path)
+        } else {
+            (path, "/StatusNotifierItem".to_string())
+        };
+        let reply = gdbus(
+            &self.bus,
+            &dest,
+            &path,
+            "org.freedesktop.DBus.Properties.Get",
+            &["org.kde.StatusNotifierItem", "Menu"],
+        )
+        .unwrap_or_else(|e| panic!("no StatusNotifierItem at {dest} {path}: {e}"));
+        let menu_path = reply
+            .split('\'')
+            .nth(1)
+            .unwrap_or_else(|| panic!("no menu path in {reply}"))
+            .to_string();
+        Menu {
+            bus: self.bus.clone(),
+            dest,
+            path: menu_path,
+        }
+    }
+
+    /// X windows named MetaClaw that are mapped.
+    fn visible_windows(&self) -> Vec<String> {
+        let o = Command::new("xdotool")
+            .args(["search", "--onlyvisible", "--name", "^MetaClaw$"])
+            .env("DISPLAY", &self.display)
+            .output()
+            .expect("xdotool is required (scripts/deps.sh installs it)");
+        String::from_utf8_lossy(&o.stdout)
+            .split_whitespace()
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// How many distinct colours a screenshot of window `id` has (a blank window has one).
+    fn colours(&self, id: &str) -> usize {
+        let shot = self.home.path().join("window.png");
+        let o = Command::new("import")
+            .args(["-window", id])
+            .arg(&shot)
+            .env("DISPLAY", &self.display)
+            .output()
+            .expect("ImageMagick's import is required (scripts/deps.sh installs it)");
+        if !o.status.success() {
+            return 0;
+        }
+        let o = Command::new("identify")
+            .args(["-format", "%k"])
+            .arg(&shot)
+            .output()
+            .expect("ImageMagick's identify is required");
+        String::from_utf8_lossy(&o.stdout)
+            .trim()
+            .parse()
+            .unwrap_or(0)
+    }
+
+    fn quit(mut self, menu: &Menu) {
+        let items = menu.layout("Quit");
+        menu.click(id_of(&items, "Quit"));
+        let status = tokio::task::block_in_place(|| {
+            poll("the app to exit", STEP_DEADLINE, || {
+                self.app.0.try_wait().unwrap()
+            })
+        });
+        assert!(status.success(), "exit {status:?}\n{}", self.logs());
+        assert!(
+            std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err(),
+            "port {} still open after Quit",
+            self.port
+        );
+        assert!(
+            !self.home.path().join("run/admin_token").exists(),
+            "run files left behind"
+        );
+        assert!(
+            !self.home.path().join("run/desktop.sock").exists(),
+            "instance socket left behind"
+        );
+    }
+}
+
+/// The tray's menu, read and clicked over dbusmenu.
+struct Menu {
+    bus: String,
+    dest: String,
+    path: String,
+}
+
+impl Menu {
+    /// The labelled items once one is labelled `want`.
+    fn layout(&self, want: &str) -> Vec<(i32, String)> {
         tokio::task::block_in_place(move || {
             let end = Instant::now() + STEP_DEADLINE;
             loop {
                 let last = gdbus(
-                    &bus,
-                    &dest,
-                    &menu_path,
+                    &self.bus,
+                    &self.dest,
+                    &self.path,
                     "com.canonical.dbusmenu.GetLayout",
                     &["0", "-1", "@as []"],
                 );
                 let items = labels(last.as_deref().unwrap_or_default());
-                if items.iter().any(|(_, l)| *l == want) {
+                if items.iter().any(|(_, l)| l == want) {
                     return items;
                 }
                 assert!(
@@ -314,27 +546,65 @@ async fn tray_menu_pauses_learning_and_quits() {
                 std::thread::sleep(POLL);
             }
         })
-    };
-    let click = |id: i32| {
+    }
+
+    /// The labelled items once the check item `label` is `checked`.
+    fn layout_checked(&self, label: &str, checked: bool) -> Vec<(i32, String)> {
+        tokio::task::block_in_place(move || {
+            let end = Instant::now() + STEP_DEADLINE;
+            loop {
+                let last = gdbus(
+                    &self.bus,
+                    &self.dest,
+                    &self.path,
+                    "com.canonical.dbusmenu.GetLayout",
+                    &["0", "-1", "@as []"],
+                )
+                .unwrap_or_default();
+                if toggled(&last, label) == Some(checked) {
+                    return labels(&last);
+                }
+                assert!(
+                    Instant::now() < end,
+                    "`{label}` is not checked={checked} in the tray menu; last layout: {last:?}"
+                );
+                std::thread::sleep(POLL);
+            }
+        })
+    }
+
+    fn click(&self, id: i32) {
         let reply = gdbus(
-            &bus,
-            &dest,
-            &menu_path,
+            &self.bus,
+            &self.dest,
+            &self.path,
             "com.canonical.dbusmenu.Event",
             &[&id.to_string(), "clicked", "<0>", "0"],
         );
         assert!(reply.is_ok(), "clicking item {id} failed: {reply:?}");
-    };
+    }
+}
 
-    let items = layout("Quit");
+#[tokio::test(flavor = "multi_thread")]
+async fn tray_menu_second_launch_start_at_login_pause_and_quit() {
+    // Not set up yet, started hidden (as at login): the tray only, no window.
+    let d = Desktop::start("proxy:\n  port: {port}\n", None, &["--hidden"]).await;
+    let port = d.port;
+    let menu = d.menu();
+    let items = menu.layout("Quit");
     let names: Vec<&str> = items.iter().map(|(_, l)| l.as_str()).collect();
     assert_eq!(
         names.first().copied(),
         Some(format!("MetaClaw — serving on 127.0.0.1:{port}").as_str()),
         "{names:?}"
     );
+    assert_eq!(
+        names.get(1).copied(),
+        Some("No agent connected"),
+        "{names:?}"
+    );
     assert!(
-        names.get(1).is_some_and(|l| l.starts_with("Learning: ")),
+        names.get(2).is_some_and(|l| l.starts_with("Learning: ")),
         "{names:?}"
     );
     for want in [
@@ -344,58 +614,130 @@ async fn tray_menu_pauses_learning_and_quits() {
         "2 hours",
         "Until tomorrow morning",
         "Until resumed",
+        "Train now",
+        "Mode",
+        "Skills only",
+        "Reinforcement learning",
+        "MadMax",
         "Open dashboard",
+        "Settings",
+        "Start at login",
         "Quit",
     ] {
         assert!(names.contains(&want), "no `{want}` in {names:?}");
     }
     assert!(!names.contains(&"Resume learning"), "{names:?}");
+    let items = menu.layout_checked("Skills only", true);
+    menu.layout_checked("Reinforcement learning", false);
+    menu.layout_checked("Start at login", false);
+    assert!(d.visible_windows().is_empty(), "--hidden opened a window");
+
+    // A second launch shows the first one's window and exits 0; the window renders the UI.
+    let second = d.command(&[]).output().unwrap();
+    assert!(second.status.success(), "{second:?}\n{}", d.logs());
+    let said = String::from_utf8_lossy(&second.stdout);
+    assert!(said.contains("already running"), "{said}");
+    let window = tokio::task::block_in_place(|| {
+        poll("the window to show", STEP_DEADLINE, || {
+            d.visible_windows().into_iter().next()
+        })
+    });
+    let colours = tokio::task::block_in_place(|| {
+        poll("the window to render", START_DEADLINE, || {
+            let n = d.colours(&window);
+            (n > 64).then_some(n)
+        })
+    });
+    assert!(colours > 64);
+
+    // Start at login writes the login item, which starts MetaClaw hidden.
+    menu.click(id_of(&items, "Start at login"));
+    let autostart = d.user_home.path().join(".config/autostart");
+    let entry = tokio::task::block_in_place(|| {
+        poll("the login item", STEP_DEADLINE, || {
+            let file = std::fs::read_dir(&autostart).ok()?.next()?.ok()?.path();
+            std::fs::read_to_string(file).ok()
+        })
+    });
+    assert!(entry.contains("--hidden"), "{entry}");
+    let exe = bin().canonicalize().unwrap();
+    assert!(entry.contains(exe.to_str().unwrap()), "{entry}");
+    let items = menu.layout_checked("Start at login", true);
 
     // Pause learning ▸ Until resumed: the engine's scheduler says paused, with no end.
-    click(id_of(&items, "Until resumed"));
-    let token = std::fs::read_to_string(home.path().join("run/admin_token"))
-        .unwrap()
-        .trim()
-        .to_string();
-    let status: Value = tokio::task::block_in_place(|| {
-        poll("/api/scheduler to report paused", STEP_DEADLINE, || {
-            let v: Value = tokio::runtime::Handle::current().block_on(async {
-                http.get(format!("{base}/api/scheduler"))
-                    .bearer_auth(&token)
-                    .send()
-                    .await
-                    .ok()?
-                    .json()
-                    .await
-                    .ok()
-            })?;
-            (v["state"] == "paused").then_some(v)
-        })
+    menu.click(id_of(&items, "Until resumed"));
+    let status = d.admin_until("/api/scheduler", "/api/scheduler to say paused", |v| {
+        v["state"] == "paused"
     });
     assert!(status["until"].is_null(), "{status}");
     // The menu follows: Resume learning replaces the Pause submenu, the learning line says so.
-    let items = layout("Resume learning");
+    let items = menu.layout("Resume learning");
     let names: Vec<&str> = items.iter().map(|(_, l)| l.as_str()).collect();
     assert!(!names.contains(&"Pause learning"), "{names:?}");
     assert!(
         names.contains(&"Learning: paused until resumed"),
         "{names:?}"
     );
+    d.quit(&menu);
+}
 
-    // Quit: the engine stops cleanly, the process exits 0, the port closes.
-    click(id_of(&items, "Quit"));
-    let status = tokio::task::block_in_place(|| {
-        poll("the app to exit", STEP_DEADLINE, || {
-            app.0.try_wait().unwrap()
+#[tokio::test(flavor = "multi_thread")]
+async fn mode_restarts_in_place_and_a_refused_key_is_notified() {
+    let fake = FakeUpstream::start(FakeOptions::default()).await.unwrap();
+    let config = format!(
+        "# my settings\nmode: skills_only  # for now\nllm:\n  provider: custom\n  api: openai\n  api_base: {}\n  model_id: fake-model\nproxy:\n  port: {{port}}\nskills:\n  enabled: false\n",
+        fake.base_url_openai()
+    );
+    let d = Desktop::start(&config, Some("llm.api_key: sk-desktop-test\n"), &[]).await;
+    let token = d.token();
+    let menu = d.menu();
+    let items = menu.layout("Reinforcement learning");
+
+    // Mode ▸ Reinforcement learning: written like `metaclaw config set mode rl` (comments
+    // kept), and the engine comes back on the same port, with the same token, in rl.
+    menu.click(id_of(&items, "Reinforcement learning"));
+    let status = d.admin_until("/api/status", "/api/status to report rl", |v| {
+        v["mode"] == "rl"
+    });
+    assert_eq!(status["mode"], "rl");
+    let written = std::fs::read_to_string(d.config()).unwrap();
+    assert!(written.contains("mode: rl"), "{written}");
+    assert!(written.contains("# my settings"), "{written}");
+    assert_eq!(
+        d.token(),
+        token,
+        "the admin token changed across the restart"
+    );
+    menu.layout_checked("Reinforcement learning", true);
+    menu.layout_checked("Skills only", false);
+    assert!(
+        d.logs().contains("starting again with the new settings"),
+        "{}",
+        d.logs()
+    );
+
+    // The provider refuses the key: the events bus survived the restart, and the desktop
+    // says so once.
+    fake.push_fault(Fault::Unauthorized);
+    let reply = d
+        .http
+        .post(format!("{}/v1/chat/completions", d.base()))
+        .bearer_auth(PROXY_KEY)
+        .json(&json!({"model": "fake-model", "messages": [{"role": "user", "content": "hi"}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reply.status().as_u16(), 401);
+    let (summary, body) = tokio::task::block_in_place(|| {
+        poll("the notification", STEP_DEADLINE, || {
+            d.notes.lock().unwrap().first().cloned()
         })
     });
-    assert!(status.success(), "exit {status:?}\n{}", logs());
+    assert!(!summary.is_empty());
     assert!(
-        std::net::TcpStream::connect(("127.0.0.1", port)).is_err(),
-        "port {port} still open after Quit"
+        body.starts_with("Your provider refused the API key"),
+        "{body}"
     );
-    assert!(
-        !home.path().join("run/admin_token").exists(),
-        "run files left behind"
-    );
+    assert!(!body.contains("sk-desktop-test"), "{body}");
+    d.quit(&menu);
 }
