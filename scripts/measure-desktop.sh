@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Measures the desktop app: time from launch to a healthy engine, memory idle in the tray
+# (started --hidden, no window) and with the dashboard window open. Memory is the whole
+# process tree (WebKit's web and network processes included): PSS from
+# /proc/<pid>/smaps_rollup, RSS where that is missing. Runs under its own Xvfb and private
+# D-Bus, in a throwaway home.
+#
+#   scripts/measure-desktop.sh [path/to/metaclaw]   (default: target/release/metaclaw)
+#   SETTLE=10 scripts/measure-desktop.sh             (seconds to let each state settle)
+set -euo pipefail
+
+BIN=${1:-target/release/metaclaw}
+SETTLE=${SETTLE:-8}
+[ -x "$BIN" ] || { echo "no binary at $BIN (cargo build --release -p metaclaw)" >&2; exit 2; }
+for tool in Xvfb dbus-daemon xdotool curl; do
+  command -v "$tool" >/dev/null || { echo "$tool is required (scripts/deps.sh)" >&2; exit 2; }
+done
+
+WORK=$(mktemp -d)
+PIDS=()
+cleanup() {
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+# A free X display.
+N=$((400 + $$ % 400))
+while [ -e "/tmp/.X11-unix/X$N" ] || [ -e "/tmp/.X$N-lock" ]; do N=$((N + 1)); done
+Xvfb ":$N" -nolisten tcp -screen 0 1280x800x24 >/dev/null 2>&1 &
+PIDS+=($!)
+for _ in $(seq 200); do [ -e "/tmp/.X11-unix/X$N" ] && break; sleep 0.05; done
+export DISPLAY=":$N" GDK_BACKEND=x11 NO_AT_BRIDGE=1
+unset WAYLAND_DISPLAY XDG_CONFIG_HOME
+
+dbus-daemon --session --nofork --nopidfile --print-address=1 >"$WORK/bus" 2>/dev/null &
+PIDS+=($!)
+for _ in $(seq 200); do [ -s "$WORK/bus" ] && break; sleep 0.05; done
+export DBUS_SESSION_BUS_ADDRESS=$(head -n1 "$WORK/bus")
+
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+mkdir -p "$WORK/home" "$WORK/user"
+# A provider is configured (unreachable: nothing is sent), so the window opens the dashboard.
+cat >"$WORK/home/config.yaml" <<EOF
+llm:
+  provider: custom
+  api: openai
+  api_base: http://127.0.0.1:9/v1
+  model_id: measure
+proxy:
+  port: $PORT
+EOF
+export METACLAW_HOME="$WORK/home" HOME="$WORK/user" METACLAW_SECRET_BACKEND=file
+export METACLAW_PROXY_API_KEY=measure-proxy-key
+
+# Every descendant of $1, and $1.
+tree() {
+  local all=("$1") i=0
+  while [ $i -lt ${#all[@]} ]; do
+    for c in $(cat /proc/"${all[$i]}"/task/*/children 2>/dev/null); do all+=("$c"); done
+    i=$((i + 1))
+  done
+  echo "${all[@]}"
+}
+
+# "<total kB> <process count> <names>" for the tree of $1.
+memory() {
+  local total=0 n=0 names=""
+  for p in $(tree "$1"); do
+    local kb
+    kb=$(awk '/^Pss:/ {print $2}' /proc/"$p"/smaps_rollup 2>/dev/null || true)
+    [ -n "$kb" ] || kb=$(awk '/^VmRSS:/ {print $2}' /proc/"$p"/status 2>/dev/null || echo 0)
+    total=$((total + kb)); n=$((n + 1))
+    names="$names $(cat /proc/"$p"/comm 2>/dev/null)=$((kb / 1024))MB"
+  done
+  echo "$total $n$names"
+}
+
+START=$(date +%s%N)
+"$BIN" --hidden >"$WORK/app.log" 2>&1 &
+APP=$!
+PIDS+=($APP)
+until curl -fs "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1; do
+  kill -0 "$APP" 2>/dev/null || { echo "the app exited:"; cat "$WORK/app.log"; exit 1; }
+  sleep 0.01
+done
+HEALTHY=$(date +%s%N)
+echo "startup to healthy engine: $(( (HEALTHY - START) / 1000000 )) ms"
+
+sleep "$SETTLE"
+read -r kb n names <<<"$(memory "$APP")"
+echo "idle in the tray (no window): $((kb / 1024)) MB in $n processes ($names )"
+
+# A second launch shows the running app's window (the dashboard).
+"$BIN" >"$WORK/second.log" 2>&1 || { echo "second launch failed:"; cat "$WORK/second.log"; exit 1; }
+for _ in $(seq 600); do
+  xdotool search --onlyvisible --name '^MetaClaw$' >/dev/null 2>&1 && break
+  sleep 0.05
+done
+sleep "$SETTLE"
+read -r kb n names <<<"$(memory "$APP")"
+echo "with the dashboard open: $((kb / 1024)) MB in $n processes ($names )"
+
+kill -TERM "$APP"
+wait "$APP" && echo "stopped cleanly" || echo "exit status $?"
