@@ -739,5 +739,17 @@ async fn mode_restarts_in_place_and_a_refused_key_is_notified() {
         "{body}"
     );
     assert!(!body.contains("sk-desktop-test"), "{body}");
+
+    // Train now runs the learning there is through the admin API: memory consolidation (and
+    // skill evolution, off in this config, says why).
+    let items = menu.layout("Train now");
+    menu.click(id_of(&items, "Train now"));
+    tokio::task::block_in_place(|| {
+        poll("Train now to consolidate memory", STEP_DEADLINE, || {
+            d.logs()
+                .contains("train now: consolidated memory")
+                .then_some(())
+        })
+    });
     d.quit(&menu);
 }
