@@ -252,6 +252,26 @@ fn id_of(items: &[(i32, String)], label: &str) -> i32 {
         .unwrap_or_else(|| panic!("no `{label}` in the menu: {items:?}"))
 }
 
+/// `metaclaw ARGS` with `home` as `$METACLAW_HOME` and `user_home` as `$HOME`, on `display`
+/// and `bus`.
+fn app_command(home: &Path, user_home: &Path, display: &str, bus: &str, args: &[&str]) -> Command {
+    let mut c = Command::new(bin());
+    c.args(args)
+        .env("METACLAW_HOME", home)
+        .env("HOME", user_home)
+        .env_remove("XDG_CONFIG_HOME")
+        .env("METACLAW_SECRET_BACKEND", "file")
+        .env("METACLAW_PROXY_API_KEY", PROXY_KEY)
+        .env_remove("METACLAW_LLM_API_KEY")
+        .env_remove("WAYLAND_DISPLAY")
+        .env("DISPLAY", display)
+        .env("GDK_BACKEND", "x11")
+        .env("NO_AT_BRIDGE", "1")
+        .env("DBUS_SESSION_BUS_ADDRESS", bus)
+        .stdin(Stdio::null());
+    c
+}
+
 /// The app under its own display and bus, with the stand-ins serving on that bus.
 struct Desktop {
     app: Killed,
@@ -311,8 +331,14 @@ impl Desktop {
         if let Some(secrets) = secrets {
             std::fs::write(home.path().join("secrets.yaml"), secrets).unwrap();
         }
+        let log = home.path().join("app.log");
+        let app = app_command(home.path(), user_home.path(), &display, &bus, args)
+            .stdout(std::fs::File::create(&log).unwrap())
+            .stderr(std::fs::File::create(home.path().join("app.err")).unwrap())
+            .spawn()
+            .unwrap();
         let mut d = Desktop {
-            app: Killed(Command::new("true").spawn().unwrap()),
+            app: Killed(app),
             display,
             bus,
             home,
@@ -325,14 +351,6 @@ impl Desktop {
             _bus_daemon: bus_daemon,
             _xvfb: xvfb,
         };
-        let log = d.home.path().join("app.log");
-        d.app = Killed(
-            d.command(args)
-                .stdout(std::fs::File::create(&log).unwrap())
-                .stderr(std::fs::File::create(d.home.path().join("app.err")).unwrap())
-                .spawn()
-                .unwrap(),
-        );
         let healthz = format!("{}/healthz", d.base());
         let mut exited = None;
         tokio::task::block_in_place(|| {
@@ -357,21 +375,13 @@ impl Desktop {
 
     /// `metaclaw ARGS` in this desktop session.
     fn command(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(bin());
-        c.args(args)
-            .env("METACLAW_HOME", self.home.path())
-            .env("HOME", self.user_home.path())
-            .env_remove("XDG_CONFIG_HOME")
-            .env("METACLAW_SECRET_BACKEND", "file")
-            .env("METACLAW_PROXY_API_KEY", PROXY_KEY)
-            .env_remove("METACLAW_LLM_API_KEY")
-            .env_remove("WAYLAND_DISPLAY")
-            .env("DISPLAY", &self.display)
-            .env("GDK_BACKEND", "x11")
-            .env("NO_AT_BRIDGE", "1")
-            .env("DBUS_SESSION_BUS_ADDRESS", &self.bus)
-            .stdin(Stdio::null());
-        c
+        app_command(
+            self.home.path(),
+            self.user_home.path(),
+            &self.display,
+            &self.bus,
+            args,
+        )
     }
 
     fn base(&self) -> String {
@@ -491,8 +501,7 @@ impl Desktop {
     }
 
     fn quit(mut self, menu: &Menu) {
-        let items = menu.layout("Quit");
-        menu.click(id_of(&items, "Quit"));
+        menu.click("Quit");
         let status = tokio::task::block_in_place(|| {
             poll("the app to exit", STEP_DEADLINE, || {
                 self.app.0.try_wait().unwrap()
@@ -573,15 +582,27 @@ impl Menu {
         })
     }
 
-    fn click(&self, id: i32) {
-        let reply = gdbus(
-            &self.bus,
-            &self.dest,
-            &self.path,
-            "com.canonical.dbusmenu.Event",
-            &[&id.to_string(), "clicked", "<0>", "0"],
-        );
-        assert!(reply.is_ok(), "clicking item {id} failed: {reply:?}");
+    /// Clicks the item labelled `label`. The tray rebuilds its menu when what it shows
+    /// changes (new ids), so a click on an id that just went away is tried again.
+    fn click(&self, label: &str) {
+        let end = Instant::now() + STEP_DEADLINE;
+        loop {
+            let id = id_of(&self.layout(label), label);
+            let reply = gdbus(
+                &self.bus,
+                &self.dest,
+                &self.path,
+                "com.canonical.dbusmenu.Event",
+                &[&id.to_string(), "clicked", "<0>", "0"],
+            );
+            match reply {
+                Ok(_) => return,
+                Err(e) if e.contains("does not refer to a menu item") => {
+                    assert!(Instant::now() < end, "clicking `{label}` failed: {e}");
+                }
+                Err(e) => panic!("clicking `{label}` failed: {e}"),
+            }
+        }
     }
 }
 
@@ -627,7 +648,7 @@ async fn tray_menu_second_launch_start_at_login_pause_and_quit() {
         assert!(names.contains(&want), "no `{want}` in {names:?}");
     }
     assert!(!names.contains(&"Resume learning"), "{names:?}");
-    let items = menu.layout_checked("Skills only", true);
+    menu.layout_checked("Skills only", true);
     menu.layout_checked("Reinforcement learning", false);
     menu.layout_checked("Start at login", false);
     assert!(d.visible_windows().is_empty(), "--hidden opened a window");
@@ -651,7 +672,7 @@ async fn tray_menu_second_launch_start_at_login_pause_and_quit() {
     assert!(colours > 64);
 
     // Start at login writes the login item, which starts MetaClaw hidden.
-    menu.click(id_of(&items, "Start at login"));
+    menu.click("Start at login");
     let autostart = d.user_home.path().join(".config/autostart");
     let entry = tokio::task::block_in_place(|| {
         poll("the login item", STEP_DEADLINE, || {
@@ -662,10 +683,10 @@ async fn tray_menu_second_launch_start_at_login_pause_and_quit() {
     assert!(entry.contains("--hidden"), "{entry}");
     let exe = bin().canonicalize().unwrap();
     assert!(entry.contains(exe.to_str().unwrap()), "{entry}");
-    let items = menu.layout_checked("Start at login", true);
+    menu.layout_checked("Start at login", true);
 
     // Pause learning ▸ Until resumed: the engine's scheduler says paused, with no end.
-    menu.click(id_of(&items, "Until resumed"));
+    menu.click("Until resumed");
     let status = d.admin_until("/api/scheduler", "/api/scheduler to say paused", |v| {
         v["state"] == "paused"
     });
@@ -691,11 +712,10 @@ async fn mode_restarts_in_place_and_a_refused_key_is_notified() {
     let d = Desktop::start(&config, Some("llm.api_key: sk-desktop-test\n"), &[]).await;
     let token = d.token();
     let menu = d.menu();
-    let items = menu.layout("Reinforcement learning");
 
     // Mode ▸ Reinforcement learning: written like `metaclaw config set mode rl` (comments
     // kept), and the engine comes back on the same port, with the same token, in rl.
-    menu.click(id_of(&items, "Reinforcement learning"));
+    menu.click("Reinforcement learning");
     let status = d.admin_until("/api/status", "/api/status to report rl", |v| {
         v["mode"] == "rl"
     });
@@ -742,8 +762,7 @@ async fn mode_restarts_in_place_and_a_refused_key_is_notified() {
 
     // Train now runs the learning there is through the admin API: memory consolidation (and
     // skill evolution, off in this config, says why).
-    let items = menu.layout("Train now");
-    menu.click(id_of(&items, "Train now"));
+    menu.click("Train now");
     tokio::task::block_in_place(|| {
         poll("Train now to consolidate memory", STEP_DEADLINE, || {
             d.logs()
