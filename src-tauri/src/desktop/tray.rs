@@ -1,7 +1,7 @@
 //! The tray icon and its menu: built from a [`View`], rebuilt when the view changes (the
 //! scheduler moved, the engine restarted, an agent connected), and what each item does.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use metaclaw_engine::agents;
@@ -13,7 +13,7 @@ use tauri::menu::{
     CheckMenuItem, IsMenuItem, Menu, MenuEvent, MenuItem, PredefinedMenuItem, Submenu,
 };
 use tauri::tray::{TrayIcon, TrayIconBuilder};
-use tauri::{AppHandle, Wry};
+use tauri::{AppHandle, Manager, Wry};
 use tauri_plugin_autostart::ManagerExt;
 
 use super::host::{Host, Live};
@@ -32,7 +32,8 @@ pub fn build(app: &AppHandle, host: &Arc<Host>) -> tauri::Result<()> {
         &live.windows.snapshot(),
         &host_view(app, &live, vec![]),
     );
-    let menu = build_menu(app, &view)?;
+    let (menu, items) = build_menu(app, &view)?;
+    app.manage(Shown(Mutex::new(Some(items))));
     let on_menu = host.clone();
     TrayIconBuilder::with_id(TRAY_ID)
         .icon(Image::from_bytes(view.state.icon_png())?)
@@ -44,7 +45,34 @@ pub fn build(app: &AppHandle, host: &Arc<Host>) -> tauri::Result<()> {
     Ok(())
 }
 
-fn build_menu(app: &AppHandle, view: &View) -> tauri::Result<Menu<Wry>> {
+/// The items whose text or check follows the view, kept to update them in place: a panel
+/// keeps an open menu open through that, and rebuilds only when Pause and Resume swap.
+struct LiveItems {
+    paused: bool,
+    status: MenuItem<Wry>,
+    agent: MenuItem<Wry>,
+    learning: MenuItem<Wry>,
+    modes: Vec<(ItemId, CheckMenuItem<Wry>)>,
+    login: CheckMenuItem<Wry>,
+}
+
+impl LiveItems {
+    fn update(&self, view: &View) -> tauri::Result<()> {
+        self.status.set_text(&view.status)?;
+        self.agent.set_text(&view.agent)?;
+        self.learning.set_text(&view.learning)?;
+        for (id, item) in &self.modes {
+            item.set_checked(view.checked(*id))?;
+        }
+        self.login.set_checked(view.autostart)
+    }
+}
+
+/// The menu's live items, in Tauri's managed state.
+#[derive(Default)]
+struct Shown(Mutex<Option<LiveItems>>);
+
+fn build_menu(app: &AppHandle, view: &View) -> tauri::Result<(Menu<Wry>, LiveItems)> {
     let item = |id: ItemId, text: &str, enabled: bool| {
         MenuItem::with_id(app, id.as_str(), text, enabled, None::<&str>)
     };
@@ -81,6 +109,7 @@ fn build_menu(app: &AppHandle, view: &View) -> tauri::Result<Menu<Wry>> {
         })
         .collect::<tauri::Result<Vec<_>>>()?;
     let mode = submenu(app, ItemId::ModeMenu, &modes)?;
+    let modes = ItemId::MODES.into_iter().zip(modes).collect();
     let open = item(ItemId::OpenDashboard, ItemId::OpenDashboard.label(), true)?;
     let settings = item(ItemId::Settings, ItemId::Settings.label(), true)?;
     let login = CheckMenuItem::with_id(
@@ -96,9 +125,9 @@ fn build_menu(app: &AppHandle, view: &View) -> tauri::Result<Menu<Wry>> {
         .map(|_| PredefinedMenuItem::separator(app))
         .collect::<tauri::Result<Vec<_>>>()?;
     let [first, second, third] = separators.as_slice() else {
-        return Err(tauri::Error::AssetNotFound("menu separators".into()));
+        return Err(anyhow::anyhow!("three separators were asked for").into());
     };
-    Menu::with_items(
+    let menu = Menu::with_items(
         app,
         &[
             &status,
@@ -115,7 +144,16 @@ fn build_menu(app: &AppHandle, view: &View) -> tauri::Result<Menu<Wry>> {
             third,
             &quit,
         ],
-    )
+    )?;
+    let live = LiveItems {
+        paused: view.paused,
+        status,
+        agent,
+        learning,
+        modes,
+        login,
+    };
+    Ok((menu, live))
 }
 
 fn submenu<M: IsMenuItem<Wry>>(
@@ -179,7 +217,19 @@ fn apply(app: &AppHandle, view: &View) {
 }
 
 fn set_tray(app: &AppHandle, tray: &TrayIcon<Wry>, view: &View) -> tauri::Result<()> {
-    tray.set_menu(Some(build_menu(app, view)?))?;
+    let shown = app.state::<Shown>();
+    let mut shown = shown
+        .0
+        .lock()
+        .map_err(|_| anyhow::anyhow!("the tray menu's state is poisoned"))?;
+    match shown.as_ref() {
+        Some(items) if items.paused == view.paused => items.update(view)?,
+        _ => {
+            let (menu, items) = build_menu(app, view)?;
+            tray.set_menu(Some(menu))?;
+            *shown = Some(items);
+        }
+    }
     tray.set_icon(Some(Image::from_bytes(view.state.icon_png())?))?;
     tray.set_tooltip(Some(view.tooltip()))?;
     Ok(())
