@@ -772,3 +772,31 @@ async fn mode_restarts_in_place_and_a_refused_key_is_notified() {
     });
     d.quit(&menu);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_restart_that_cannot_start_again_is_told_before_exiting() {
+    let mut d = Desktop::start("proxy:\n  port: {port}\n", None, &["--hidden"]).await;
+    // New settings the engine refuses, then the restart the UI asks for after applying them.
+    std::fs::write(d.config(), "proxy:\n  port: 0\n").unwrap();
+    let restarted = d
+        .http
+        .post(format!("{}/api/restart", d.base()))
+        .bearer_auth(d.token())
+        .send()
+        .await
+        .unwrap();
+    assert!(restarted.status().is_success(), "{restarted:?}");
+    let (summary, body) = tokio::task::block_in_place(|| {
+        poll("the notification", STEP_DEADLINE, || {
+            d.notes.lock().unwrap().first().cloned()
+        })
+    });
+    assert_eq!(summary, "MetaClaw stopped");
+    assert!(body.contains("proxy.port"), "{body}");
+    let status = tokio::task::block_in_place(|| {
+        poll("the app to exit", STEP_DEADLINE, || {
+            d.app.0.try_wait().unwrap()
+        })
+    });
+    assert_eq!(status.code(), Some(1), "{}", d.logs());
+}

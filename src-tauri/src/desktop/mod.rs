@@ -114,6 +114,10 @@ pub fn run(paths: Paths, overrides: Overrides, hidden: bool) -> Outcome {
         let (handle, result, serving) = (app.handle().clone(), result.clone(), host.clone());
         runtime.spawn(async move {
             let done = serving.serve(engine, options).await;
+            if let Err(e) = &done {
+                tracing::error!("{e}");
+                notify::stopped(e.to_string()).await;
+            }
             let code = i32::from(done.is_err());
             if let Ok(mut slot) = result.lock() {
                 *slot = Some(done);

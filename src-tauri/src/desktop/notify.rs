@@ -94,6 +94,16 @@ pub fn follow(events: &Events) {
     });
 }
 
+/// Says that MetaClaw stopped on an error (a restart that could not start again), before the
+/// app exits: with no window open, the tray icon would otherwise just vanish.
+pub async fn stopped(error: String) {
+    let note = Note {
+        summary: "MetaClaw stopped".into(),
+        body: format!("MetaClaw could not keep running: {error}"),
+    };
+    let _ = tokio::task::spawn_blocking(move || show(&note)).await;
+}
+
 fn show(note: &Note) {
     let shown = notify_rust::Notification::new()
         .appname("MetaClaw")
