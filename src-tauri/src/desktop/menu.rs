@@ -332,6 +332,28 @@ mod tests {
     }
 
     #[test]
+    fn the_view_checks_its_mode_and_lists_its_lines() {
+        let view = View {
+            state: TrayState::Serving,
+            status: "MetaClaw — serving on 127.0.0.1:30000".into(),
+            agent: agent_line(&["openclaw".into()]),
+            learning: "Learning: window open".into(),
+            paused: false,
+            mode: Mode::Rl,
+            autostart: false,
+        };
+        let checked: Vec<_> = ItemId::ALL
+            .into_iter()
+            .filter(|i| view.checked(*i))
+            .collect();
+        assert_eq!(checked, vec![ItemId::ModeRl]);
+        assert_eq!(
+            view.tooltip(),
+            "MetaClaw — serving on 127.0.0.1:30000\nAgent: OpenClaw connected\nLearning: window open"
+        );
+    }
+
+    #[test]
     fn icons_are_distinct_pngs() {
         let all = [
             TrayState::Stopped,
