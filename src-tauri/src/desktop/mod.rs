@@ -56,11 +56,17 @@ impl Screen {
 /// starts in the tray with no window.
 pub fn run(paths: Paths, overrides: Overrides, hidden: bool) -> Outcome {
     paths.ensure_dirs()?;
-    let listener = match single::claim(&paths)? {
-        single::Claim::First(listener) => listener,
-        single::Claim::Shown => {
+    let listener = match single::claim(&paths) {
+        Ok(single::Claim::First(listener)) => Some(listener),
+        Ok(single::Claim::Shown) => {
             crate::output::line("MetaClaw is already running: showed its window.");
             return Ok(());
+        }
+        // A home whose socket path is too long for Unix sockets, say: the engine's instance
+        // lock still keeps a second MetaClaw out, it just cannot show the first one's window.
+        Err(e) => {
+            tracing::warn!("cannot listen for other launches: {e}");
+            None
         }
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -104,9 +110,11 @@ pub fn run(paths: Paths, overrides: Overrides, hidden: bool) -> Outcome {
     {
         let (handle, show_host) = (app.handle().clone(), host.clone());
         let _guard = runtime.enter();
-        single::serve(listener, move || {
-            open_window(&handle, &show_host, Screen::Dashboard);
-        })?;
+        if let Some(listener) = listener {
+            single::serve(listener, move || {
+                open_window(&handle, &show_host, Screen::Dashboard);
+            })?;
+        }
         notify::follow(&host.events);
     }
     let result: Arc<Mutex<Option<Result<(), EngineError>>>> = Arc::new(Mutex::new(None));
