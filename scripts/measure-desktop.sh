@@ -64,17 +64,21 @@ tree() {
   echo "${all[@]}"
 }
 
-# "<total kB> <process count> <names>" for the tree of $1.
+# "<total kB> <anonymous kB> <process count> <names>" for the tree of $1. Anonymous memory
+# is the part no other program shares and the kernel cannot drop (the rest maps files:
+# the binary and the GTK/WebKit libraries).
 memory() {
-  local total=0 n=0 names=""
+  local total=0 anon=0 n=0 names=""
   for p in $(tree "$1"); do
-    local kb
+    local kb a
     kb=$(awk '/^Pss:/ {print $2}' /proc/"$p"/smaps_rollup 2>/dev/null || true)
+    a=$(awk '/^Pss_Anon:/ {print $2}' /proc/"$p"/smaps_rollup 2>/dev/null || true)
     [ -n "$kb" ] || kb=$(awk '/^VmRSS:/ {print $2}' /proc/"$p"/status 2>/dev/null || echo 0)
-    total=$((total + kb)); n=$((n + 1))
+    [ -n "$a" ] || a=$(awk '/^RssAnon:/ {print $2}' /proc/"$p"/status 2>/dev/null || echo 0)
+    total=$((total + kb)); anon=$((anon + a)); n=$((n + 1))
     names="$names $(cat /proc/"$p"/comm 2>/dev/null)=$((kb / 1024))MB"
   done
-  echo "$total $n$names"
+  echo "$total $anon $n$names"
 }
 
 START=$(date +%s%N)
@@ -89,8 +93,8 @@ HEALTHY=$(date +%s%N)
 echo "startup to healthy engine: $(( (HEALTHY - START) / 1000000 )) ms"
 
 sleep "$SETTLE"
-read -r kb n names <<<"$(memory "$APP")"
-echo "idle in the tray (no window): $((kb / 1024)) MB in $n processes ($names )"
+read -r kb anon n names <<<"$(memory "$APP")"
+echo "idle in the tray (no window): $((kb / 1024)) MB PSS, $((anon / 1024)) MB anonymous, in $n processes ($names )"
 
 # A second launch shows the running app's window (the dashboard).
 "$BIN" >"$WORK/second.log" 2>&1 || { echo "second launch failed:"; cat "$WORK/second.log"; exit 1; }
@@ -99,8 +103,8 @@ for _ in $(seq 600); do
   sleep 0.05
 done
 sleep "$SETTLE"
-read -r kb n names <<<"$(memory "$APP")"
-echo "with the dashboard open: $((kb / 1024)) MB in $n processes ($names )"
+read -r kb anon n names <<<"$(memory "$APP")"
+echo "with the dashboard open: $((kb / 1024)) MB PSS, $((anon / 1024)) MB anonymous, in $n processes ($names )"
 
 kill -TERM "$APP"
 wait "$APP" && echo "stopped cleanly" || echo "exit status $?"
