@@ -29,7 +29,7 @@ describe('Dashboard', () => {
       pushers[path] = on;
       return new Promise<void>((r) => signal.addEventListener('abort', () => r()));
     });
-    render(Dashboard, { api, throttleMs: 20, settleMs: 5 });
+    render(Dashboard, { api, throttleMs: 20 });
 
     expect(await screen.findByText('12 requests in the last 24 hours, median overhead 0.8 ms')).toBeTruthy();
     expect(screen.getByText('Skills: 2; memories: 7 over the last 24 hours')).toBeTruthy();
@@ -64,7 +64,7 @@ describe('throttle', () => {
     try {
       let now = 0;
       const fn = vi.fn();
-      const t = throttle(fn, 2000, 0, () => now);
+      const t = throttle(fn, 2000, () => now);
       t();
       expect(fn).toHaveBeenCalledTimes(1);
       now = 500;
@@ -77,22 +77,6 @@ describe('throttle', () => {
       now = 5000;
       t();
       expect(fn).toHaveBeenCalledTimes(3);
-    } finally {
-      vi.useRealTimers();
-    }
-  });
-
-  it('waits `settle` before the first call', () => {
-    vi.useFakeTimers();
-    try {
-      const fn = vi.fn();
-      const t = throttle(fn, 2000, 500, () => 10_000);
-      t();
-      t();
-      vi.advanceTimersByTime(499);
-      expect(fn).not.toHaveBeenCalled();
-      vi.advanceTimersByTime(1);
-      expect(fn).toHaveBeenCalledTimes(1);
     } finally {
       vi.useRealTimers();
     }

@@ -244,6 +244,7 @@ impl Engine {
         };
         let admin_state = Arc::new(AdminState {
             proxy: state.clone(),
+            addr,
             token: token.clone(),
             config: config.clone(),
             config_warnings: loaded.warnings.clone(),

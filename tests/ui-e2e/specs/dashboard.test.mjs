@@ -24,6 +24,8 @@ test('a chat request through the proxy shows on the open dashboard, live from th
     await page.getByRole('heading', { name: 'Dashboard', level: 1 }).waitFor();
     await activity.getByText(/^0 requests in the last 24 hours/).waitFor();
     await status.getByText('0 (0 errors)', { exact: true }).waitFor();
+    // Started with --port 0: the panel names the port actually listened on.
+    await status.getByText(new RegExp(`mode on 127\\.0\\.0\\.1:${stack.port},`)).waitFor();
   });
   await page.evaluate(() => {
     window.__sameDocument = true;

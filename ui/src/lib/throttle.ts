@@ -1,11 +1,9 @@
 // At most one call per `ms`; calls in between fold into one later call so the last change
-// is never lost. `settle` delays even the first call a little: an engine event can arrive
-// before what it announces is readable (a turn is written to the database just after).
+// is never lost.
 
 export function throttle(
   fn: () => void,
   ms: number,
-  settle = 0,
   now: () => number = Date.now,
 ): { (): void; cancel(): void } {
   let last = -Infinity;
@@ -17,7 +15,7 @@ export function throttle(
   };
   const call = () => {
     if (timer !== null) return;
-    const wait = Math.max(settle, last + ms - now());
+    const wait = last + ms - now();
     if (wait <= 0) run();
     else timer = setTimeout(run, wait);
   };

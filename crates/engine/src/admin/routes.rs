@@ -30,6 +30,8 @@ use crate::recorder::RecorderHandle;
 /// What the admin routes read.
 pub struct AdminState {
     pub proxy: SharedState,
+    /// Where the engine actually listens (`--port 0` picks a free port).
+    pub addr: std::net::SocketAddr,
     pub token: String,
     pub config: Config,
     pub config_warnings: Vec<String>,
@@ -143,7 +145,7 @@ async fn status(State(state): State<Arc<AdminState>>) -> Response {
         version: env!("CARGO_PKG_VERSION").to_string(),
         pid: std::process::id(),
         mode: state.config.mode.to_string(),
-        listen: state.proxy.config.bind.to_string(),
+        listen: state.addr.to_string(),
         uptime_secs: state.started.elapsed().as_secs(),
         upstreams: state.upstreams.clone(),
         requests: stats.requests,

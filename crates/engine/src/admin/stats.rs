@@ -58,8 +58,13 @@ async fn series(State(state): State<Arc<AdminState>>, Query(q): Query<SeriesQuer
         .skills
         .as_ref()
         .map_or(0, |s| s.current.get().library.len() as u64);
-    let db = state.db.clone();
+    let (db, recorder) = (state.db.clone(), state.recorder.clone());
     let read = tokio::task::spawn_blocking(move || {
+        // Turns announced on /api/events are queued for the writer just before the event;
+        // committing the queue first makes the announced turn part of the answer.
+        if let Err(e) = recorder.flush() {
+            tracing::debug!(error = %e, "series read without flushing the recorder");
+        }
         let store = Store::open_read_only(&db)?;
         let requests = store.request_series(b)?;
         let memories = store.memory_totals(b)?;
