@@ -48,6 +48,7 @@ pub use rl::advantage::{KlPenalty, build_datum, normalize_rewards};
 pub use rl::judge::{Judge, JudgeConfig, JudgeReport, Verdict};
 pub use rl::samples::SampleStore;
 pub use rl::slot::SamplerSlot;
+pub use rl::teacher::{Teacher, TeacherConfig, TeacherReport};
 pub use rl::trainer::{
     StepMetrics, StepOutcome, StepRequest, StopPhase, Trainer, TrainerConfig, TrainerStatus,
 };

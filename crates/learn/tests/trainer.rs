@@ -13,7 +13,7 @@ use std::task::Poll;
 
 use common::{fake, fast_policy, tinker};
 use metaclaw_e2e::fake_judge::FakeJudge;
-use metaclaw_e2e::fake_tinker::{FakeTinker, FakeTinkerOptions, Fault};
+use metaclaw_e2e::fake_tinker::{FakeTinker, FakeTinkerOptions, Fault, FutureScript};
 use metaclaw_learn::{
     Backend, Judge, JudgeConfig, RetryPolicy, SampleStore, SamplerSlot, SamplerSource,
     SamplingParams, StepOutcome, StepRequest, StopPhase, Trainer, TrainerConfig, TrainingRun,
@@ -482,4 +482,43 @@ async fn checkpoints_are_recorded_and_a_new_trainer_resumes_from_them() {
     // A checkpoint that does not exist is an error, recorded.
     let err = trainer.resume("tinker://nope/weights/x").await.unwrap_err();
     assert!(trainer.status().last_error.is_some(), "{err}");
+}
+
+#[tokio::test]
+async fn serving_continues_on_the_old_sampler_while_a_step_runs() {
+    let s = Setup::new(fast_policy()).await;
+    let store = open(&s.db());
+    s.turn(&store, 1, "ok").await;
+    s.turn(&store, 2, "ok").await;
+    s.judge(&store).await;
+    let trainer = s.trainer(&store, 0);
+    let old = s.slot.current().unwrap();
+    // forward_backward stays pending on the backend for a long while.
+    s.fake
+        .push_script("forward_backward", FutureScript::TryAgain(400));
+    let step = trainer.step(REQ, pending::<()>());
+    let serve = async {
+        assert!(
+            common::eventually(|| !s.fake.requests_to("/api/v1/forward_backward").is_empty()).await
+        );
+        let mut served = 0;
+        for seed in 0..3 {
+            let sampler = s.slot.current().unwrap();
+            assert_eq!(sampler.id, old.id);
+            let params = SamplingParams {
+                max_tokens: 3,
+                seed: Some(seed),
+                ..SamplingParams::default()
+            };
+            s.backend.sample(&sampler, &[1, 2], &params).await.unwrap();
+            served += 1;
+        }
+        // Still training: the optimizer step has not been sent.
+        assert!(s.fake.requests_to("/api/v1/optim_step").is_empty());
+        served
+    };
+    let (outcome, served) = tokio::join!(step, serve);
+    assert_eq!(served, 3);
+    assert!(matches!(outcome.unwrap(), StepOutcome::Trained(_)));
+    assert_ne!(s.slot.current().unwrap().id, old.id);
 }

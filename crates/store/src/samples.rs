@@ -211,6 +211,18 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// Waiting samples the distillation teacher has not scored yet, oldest first.
+    pub fn samples_without_teacher(&self, limit: u32) -> Result<Vec<SampleRow>, StoreError> {
+        let sql = format!(
+            "SELECT {COLUMNS} FROM learn_samples
+             WHERE status = 'waiting' AND teacher_logprobs IS NULL
+             ORDER BY id LIMIT ?1"
+        );
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let rows = stmt.query_map([limit], sample_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
     /// Persists the judge's verdict.
     pub fn set_sample_score(
         &mut self,

@@ -6,5 +6,6 @@ pub mod judge;
 pub mod samples;
 pub mod slot;
 mod stop;
+pub mod teacher;
 pub mod trainer;
 pub mod verdict;
