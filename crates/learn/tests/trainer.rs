@@ -181,7 +181,11 @@ async fn a_step_trains_on_judged_samples_and_swaps_the_sampler() {
     assert_eq!(status_of(&store, b), SampleStatus::Consumed { step: 1 });
     let rows = store.with(|st| st.learning_steps(10)).unwrap();
     assert_eq!(rows.len(), 1);
-    assert_eq!(rows[0].sampler_path, m.sampler_path);
+    assert_eq!(
+        rows[0].sampler_path.as_deref(),
+        Some(m.sampler_path.as_str())
+    );
+    assert_eq!(rows[0].error, None);
     assert_eq!(trainer.status().step, 1);
     assert_eq!(trainer.status().last_error, None);
 
@@ -521,4 +525,49 @@ async fn serving_continues_on_the_old_sampler_while_a_step_runs() {
     assert_eq!(served, 3);
     assert!(matches!(outcome.unwrap(), StepOutcome::Trained(_)));
     assert_ne!(s.slot.current().unwrap().id, old.id);
+}
+
+#[tokio::test]
+async fn a_failed_save_after_the_optimizer_step_is_recorded_and_repaired_next_time() {
+    let s = Setup::new(fast_policy()).await;
+    let store = open(&s.db());
+    let a = s.turn(&store, 1, "ok").await;
+    s.turn(&store, 2, "ok").await;
+    s.judge(&store).await;
+    let trainer = s.trainer(&store, 0);
+    let old = s.slot.current().unwrap();
+    s.fake.push_script(
+        "save_weights_for_sampler",
+        FutureScript::Fail {
+            message: "disk full".into(),
+            category: "server".into(),
+        },
+    );
+    let err = trainer.step(REQ, pending::<()>()).await.unwrap_err();
+    assert!(err.to_string().contains("disk full"), "{err}");
+    // The optimizer applied the batch: it is consumed (never trained twice) and the step
+    // is on record with its error; serving stays on the old weights.
+    assert_eq!(status_of(&store, a), SampleStatus::Consumed { step: 1 });
+    let rows = store.with(|st| st.learning_steps(10)).unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].sampler_path, None);
+    assert!(rows[0].error.as_deref().unwrap().contains("disk full"));
+    assert_eq!(s.slot.current().unwrap().id, old.id);
+    assert!(trainer.status().last_error.unwrap().contains("disk full"));
+
+    // The next call saves the trained weights for serving even without a new batch.
+    let outcome = trainer.step(REQ, pending::<()>()).await.unwrap();
+    assert!(matches!(outcome, StepOutcome::NotEnoughSamples { .. }));
+    let new = s.slot.current().unwrap();
+    assert_ne!(new.id, old.id);
+    let SamplerSource::Path(path) = &new.source else {
+        panic!("{:?}", new.source)
+    };
+    assert!(
+        s.fake
+            .model(&s.run.model_id)
+            .unwrap()
+            .checkpoints
+            .contains(path)
+    );
 }

@@ -7,7 +7,7 @@ use serde::Serialize;
 use crate::error::StoreError;
 use crate::open::Store;
 
-/// A training step that completed (weights updated and a new sampler saved).
+/// A training step whose optimizer step was applied.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NewLearningStep {
     pub step: i64,
@@ -19,22 +19,25 @@ pub struct NewLearningStep {
     /// The loss the backend reported, if any.
     pub loss: Option<f64>,
     pub duration_ms: u64,
-    /// The weights the new sampler serves.
-    pub sampler_path: String,
+    /// The weights the new sampler serves (`None` if saving them failed).
+    pub sampler_path: Option<String>,
     /// The full training state saved after this step, if one was.
     pub checkpoint_path: Option<String>,
+    /// What failed after the optimizer step (saving for the sampler, the checkpoint).
+    pub error: Option<String>,
 }
 
 pub type LearningStepRow = NewLearningStep;
 
 const COLUMNS: &str =
-    "step, at_ms, samples, dropped, mean_reward, loss, duration_ms, sampler_path, checkpoint_path";
+    "step, at_ms, samples, dropped, mean_reward, loss, duration_ms, sampler_path, checkpoint_path,
+     error";
 
 impl Store {
     pub fn insert_learning_step(&mut self, s: &NewLearningStep) -> Result<(), StoreError> {
         self.conn
             .prepare_cached(&format!(
-                "INSERT INTO learning_steps ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
+                "INSERT INTO learning_steps ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
             ))?
             .execute(params![
                 s.step,
@@ -46,6 +49,7 @@ impl Store {
                 s.duration_ms,
                 s.sampler_path,
                 s.checkpoint_path,
+                s.error,
             ])?;
         Ok(())
     }
@@ -91,5 +95,6 @@ fn step_row(r: &Row<'_>) -> rusqlite::Result<LearningStepRow> {
         duration_ms: r.get(6)?,
         sampler_path: r.get(7)?,
         checkpoint_path: r.get(8)?,
+        error: r.get(9)?,
     })
 }

@@ -7,8 +7,10 @@
 //!   `held` (the judge failed; `judge_error`, `judge_attempts`, retried from
 //!   `judge_next_at_ms`). `status` is `waiting` until a step consumes it (`consumed`,
 //!   `consumed_by_step`) or a newer skill generation makes it stale (`dropped`).
-//! - `learning_steps`: one row per completed training step, for the learning dashboard and
-//!   to continue the step counter and find the latest checkpoint after a restart.
+//! - `learning_steps`: one row per training step whose optimizer step was applied, for the
+//!   learning dashboard and to continue the step counter and find the latest checkpoint
+//!   after a restart. `sampler_path` is NULL and `error` set when saving the new weights
+//!   for serving failed afterwards.
 pub(crate) const V5_LEARNING: &str = "
 CREATE TABLE learn_samples (
     id                  INTEGER PRIMARY KEY,
@@ -48,7 +50,8 @@ CREATE TABLE learning_steps (
     mean_reward     REAL NOT NULL,
     loss            REAL NULL,
     duration_ms     INTEGER NOT NULL,
-    sampler_path    TEXT NOT NULL,
-    checkpoint_path TEXT NULL
+    sampler_path    TEXT NULL,
+    checkpoint_path TEXT NULL,
+    error           TEXT NULL
 );
 ";

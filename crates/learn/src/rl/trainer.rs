@@ -7,9 +7,11 @@
 //! the optimizer step applied them (one transaction), so a later failure (saving, swapping)
 //! never trains them twice. A batch stopped after forward_backward left gradients on the
 //! backend; the next step finishes that same batch with optim_step alone rather than adding
-//! a second forward_backward on top of it.
+//! a second forward_backward on top of it. A step whose new weights could not be saved for
+//! sampling is recorded with its error, and the next call saves them before training more.
 
 use std::future::Future;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -119,6 +121,8 @@ pub struct Trainer {
     status: Mutex<TrainerStatus>,
     /// Sample ids whose gradients the backend holds from a step stopped before optim_step.
     pending_gradients: Mutex<Option<Vec<i64>>>,
+    /// The optimizer applied a step whose weights never reached the serving sampler.
+    sampler_stale: std::sync::atomic::AtomicBool,
     /// One step at a time.
     running: tokio::sync::Mutex<()>,
 }
@@ -155,6 +159,7 @@ impl Trainer {
                 last_checkpoint,
             }),
             pending_gradients: Mutex::new(None),
+            sampler_stale: std::sync::atomic::AtomicBool::new(false),
             running: tokio::sync::Mutex::new(()),
         })
     }
@@ -225,6 +230,11 @@ impl Trainer {
         mut stop: StopSignal<F>,
     ) -> Result<StepOutcome, LearnError> {
         let started = Instant::now();
+        if self.sampler_stale.load(Ordering::SeqCst) {
+            // Serve what the last applied step trained before training more.
+            let name = format!("step_{:06}_refresh", self.status().step);
+            self.swap_sampler(&name).await?;
+        }
         let (batch, dropped, have_gradients) = self.batch(request)?;
         if batch.len() < request.min_samples.max(1) as usize {
             return Ok(StepOutcome::NotEnoughSamples {
@@ -265,48 +275,55 @@ impl Trainer {
             .unwrap_or_else(PoisonError::into_inner)
             .step = step;
 
+        // The batch is applied: whatever fails from here is recorded with the step.
         let name = format!("step_{step:06}");
-        let sampler_path = self
-            .backend
-            .save_weights_for_sampler(&self.run, &name)
-            .await?;
-        let sampler = self
-            .backend
-            .create_sampler(&SamplerSource::Path(sampler_path.clone()))
-            .await?;
-        self.slot.replace(sampler);
-
         let every = i64::from(self.config.checkpoint_every);
-        let checkpoint = if every > 0 && step % every == 0 {
-            Some(self.backend.save_state(&self.run, &name).await)
-        } else {
-            None
+        let mut failure = None;
+        self.sampler_stale.store(true, Ordering::SeqCst);
+        let sampler_path = match self.swap_sampler(&name).await {
+            Ok(path) => Some(path),
+            Err(e) => {
+                failure = Some(e);
+                None
+            }
         };
-        let checkpoint_path = checkpoint.as_ref().and_then(|c| c.as_ref().ok()).cloned();
+        let mut checkpoint_path = None;
+        if failure.is_none() && every > 0 && step % every == 0 {
+            match self.backend.save_state(&self.run, &name).await {
+                Ok(path) => checkpoint_path = Some(path),
+                Err(e) => failure = Some(e),
+            }
+        }
+        let mean_reward = rewards.iter().sum::<f64>() / rewards.len() as f64;
+        let duration = started.elapsed();
+        self.samples.record_step(&NewLearningStep {
+            step,
+            at_ms: now_ms(),
+            samples: batch.len() as u64,
+            dropped,
+            mean_reward,
+            loss,
+            duration_ms: duration.as_millis() as u64,
+            sampler_path: sampler_path.clone(),
+            checkpoint_path: checkpoint_path.clone(),
+            error: failure.as_ref().map(ToString::to_string),
+        })?;
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        let Some(sampler_path) = sampler_path else {
+            return Err(LearnError::invalid("step", "no sampler was saved"));
+        };
         let metrics = StepMetrics {
             step,
             samples: batch.len(),
             dropped,
-            mean_reward: rewards.iter().sum::<f64>() / rewards.len() as f64,
+            mean_reward,
             loss,
-            duration: started.elapsed(),
+            duration,
             sampler_path,
             checkpoint_path: checkpoint_path.clone(),
         };
-        self.samples.record_step(&NewLearningStep {
-            step,
-            at_ms: now_ms(),
-            samples: metrics.samples as u64,
-            dropped,
-            mean_reward: metrics.mean_reward,
-            loss,
-            duration_ms: metrics.duration.as_millis() as u64,
-            sampler_path: metrics.sampler_path.clone(),
-            checkpoint_path: checkpoint_path.clone(),
-        })?;
-        if let Some(Err(e)) = checkpoint {
-            return Err(e);
-        }
         let mut status = self.status.lock().unwrap_or_else(PoisonError::into_inner);
         status.last_error = None;
         if checkpoint_path.is_some() {
@@ -319,6 +336,21 @@ impl Trainer {
             "training step complete"
         );
         Ok(StepOutcome::Trained(metrics))
+    }
+
+    /// Saves the current weights for sampling and makes them the serving sampler.
+    async fn swap_sampler(&self, name: &str) -> Result<String, LearnError> {
+        let path = self
+            .backend
+            .save_weights_for_sampler(&self.run, name)
+            .await?;
+        let sampler = self
+            .backend
+            .create_sampler(&SamplerSource::Path(path.clone()))
+            .await?;
+        self.slot.replace(sampler);
+        self.sampler_stale.store(false, Ordering::SeqCst);
+        Ok(path)
     }
 
     /// The batch to train: the one whose gradients the backend already holds (if all its
