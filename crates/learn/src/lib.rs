@@ -28,6 +28,40 @@
 //! # let _ = out;
 //! # Ok(()) }
 //! ```
+//!
+//! Learning from live turns ([`rl`]): the serving path stores each sampled turn as a
+//! sample (the prompt ids and the exact sampled ids and logprobs) and attaches the next
+//! turn as the judge's evidence; the [`Judge`] scores due samples; the [`Trainer`] runs a
+//! step and swaps the [`SamplerSlot`] that serving reads:
+//!
+//! ```no_run
+//! # async fn demo(backend: std::sync::Arc<dyn metaclaw_learn::Backend>,
+//! #     run: metaclaw_learn::TrainingRun, base: metaclaw_learn::Sampler,
+//! #     window_closes: impl std::future::Future<Output = ()>,
+//! #     prompt: Vec<u32>, out: metaclaw_learn::SampledSequence)
+//! #     -> Result<(), Box<dyn std::error::Error>> {
+//! use metaclaw_learn::*;
+//! use metaclaw_store::NewSample;
+//! let samples = SampleStore::open(std::path::Path::new("/home/me/.metaclaw/metaclaw.db"))?;
+//! let slot = SamplerSlot::new(Some(base));
+//! // Serving: sample with `slot.current()`, then keep exactly what was sampled.
+//! samples.insert(&NewSample {
+//!     session_id: "s1".into(), turn_index: 1, skill_generation: 0,
+//!     prompt_tokens: prompt, completion_tokens: out.tokens, completion_logprobs: out.logprobs,
+//!     sampler_path: None, instruction: "…".into(), response_text: "…".into(), created_at_ms: 0,
+//! })?;
+//! samples.record_next_turn("s1", "the user's next message")?;
+//! // Judging, then a step when the batch is full or a window opens.
+//! let judge = Judge::new(JudgeConfig { base_url: "https://judge/v1".into(), ..Default::default() })?;
+//! judge.judge_pending(&samples, 0, 64).await?;
+//! let trainer = Trainer::new(backend, run, samples, slot, TrainerConfig::default())?;
+//! let request = StepRequest { skill_generation: 0, min_samples: 4 };
+//! match trainer.step(request, window_closes).await? {
+//!     StepOutcome::Trained(metrics) => { let _ = metrics.mean_reward; }
+//!     StepOutcome::Stopped { .. } | StepOutcome::NotEnoughSamples { .. } => {}
+//! }
+//! # Ok(()) }
+//! ```
 
 mod backend;
 mod error;

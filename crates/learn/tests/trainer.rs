@@ -571,3 +571,35 @@ async fn a_failed_save_after_the_optimizer_step_is_recorded_and_repaired_next_ti
             .contains(path)
     );
 }
+
+#[tokio::test]
+async fn the_configured_loss_function_is_sent() {
+    for (name, wire) in [
+        ("ppo", "ppo"),
+        ("cispo", "cispo"),
+        ("importance_sampling", "importance_sampling"),
+    ] {
+        let s = Setup::new(fast_policy()).await;
+        let store = open(&s.db());
+        s.turn(&store, 1, "ok").await;
+        s.turn(&store, 2, "ok").await;
+        s.judge(&store).await;
+        let loss_fn: metaclaw_learn::LossFn = name.parse().unwrap();
+        let trainer = Trainer::new(
+            s.backend.clone(),
+            s.run.clone(),
+            store.clone(),
+            s.slot.clone(),
+            TrainerConfig {
+                batch_size: 2,
+                loss: loss_fn.into(),
+                ..TrainerConfig::default()
+            },
+        )
+        .unwrap();
+        trainer.step(REQ, pending::<()>()).await.unwrap();
+        let body = &s.fake.requests_to("/api/v1/forward_backward")[0].body;
+        assert_eq!(body["forward_backward_input"]["loss_fn"], wire);
+    }
+    assert!("sft".parse::<metaclaw_learn::LossFn>().is_err());
+}
