@@ -196,3 +196,42 @@ async fn a_refusal_is_not_retried_but_still_held() {
         JudgeState::Held { attempts: 1, .. }
     ));
 }
+
+#[tokio::test]
+async fn a_session_that_ended_is_judged_without_a_follow_up() {
+    let fake = FakeJudge::start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let store = SampleStore::open(&dir.path().join("m.db")).unwrap();
+    let first = stored(&store, 1, "next question");
+    let last = store
+        .insert(&NewSample {
+            session_id: "s1".into(),
+            turn_index: 2,
+            skill_generation: 0,
+            prompt_tokens: vec![1],
+            completion_tokens: vec![2],
+            completion_logprobs: vec![-0.1],
+            sampler_path: None,
+            instruction: "bye".into(),
+            response_text: "goodbye".into(),
+            created_at_ms: 2,
+        })
+        .unwrap();
+    // Without evidence the last turn is not judged yet.
+    let judge = Judge::new(config(&fake)).unwrap();
+    assert_eq!(judge.judge_pending(&store, 0, 10).await.unwrap().scored, 1);
+    assert_eq!(store.get(last).unwrap().unwrap().reward(), None);
+    assert_eq!(store.end_session("s1").unwrap(), 1);
+    assert_eq!(
+        store.get(first).unwrap().unwrap().next_state.as_deref(),
+        Some("next question")
+    );
+    assert_eq!(judge.judge_pending(&store, 0, 10).await.unwrap().scored, 1);
+    assert_eq!(store.get(last).unwrap().unwrap().reward(), Some(1.0));
+    let reqs = fake.requests();
+    let user = reqs.last().unwrap().1["messages"][1]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(user.contains("the conversation ended"), "{user}");
+}

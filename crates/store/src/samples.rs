@@ -167,6 +167,19 @@ impl Store {
         Ok(())
     }
 
+    /// The session ended: its samples still waiting for a follow-up get an empty one, so
+    /// the judge scores them on the turn alone instead of leaving them unjudged forever.
+    /// Returns how many.
+    pub fn end_sample_session(&mut self, session_id: &str) -> Result<usize, StoreError> {
+        Ok(self
+            .conn
+            .prepare_cached(
+                "UPDATE learn_samples SET next_state = ''
+                 WHERE session_id = ?1 AND next_state IS NULL AND status = 'waiting'",
+            )?
+            .execute([session_id])?)
+    }
+
     /// Records the teacher's logprobs of the sampled tokens (one per completion token).
     pub fn set_sample_teacher_logprobs(
         &mut self,

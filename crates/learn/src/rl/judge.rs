@@ -93,12 +93,18 @@ impl Judge {
     }
 
     /// The chat messages one vote sends.
+    /// An empty `follow_up` means the conversation ended after the response.
     pub fn messages(instruction: &str, response: &str, follow_up: &str) -> Value {
+        let follow_up = if follow_up.is_empty() {
+            "(none: the conversation ended after this response)".to_owned()
+        } else {
+            sanitize(follow_up)
+        };
         let user = format!(
             "INSTRUCTION:\n{}\n\nRESPONSE:\n{}\n\nFOLLOW-UP:\n{}",
             sanitize(instruction),
             sanitize(response),
-            sanitize(follow_up)
+            follow_up
         );
         json!([
             {"role": "system", "content": SYSTEM_PROMPT},

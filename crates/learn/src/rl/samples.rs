@@ -68,6 +68,11 @@ impl SampleStore {
         })
     }
 
+    /// The session ended: its last turns are judged without a follow-up.
+    pub fn end_session(&self, session_id: &str) -> Result<usize, LearnError> {
+        self.with(|s| s.end_sample_session(session_id))
+    }
+
     pub fn counts(&self) -> Result<SampleCounts, LearnError> {
         self.with(|s| s.sample_counts())
     }
