@@ -603,3 +603,21 @@ async fn the_configured_loss_function_is_sent() {
     }
     assert!("sft".parse::<metaclaw_learn::LossFn>().is_err());
 }
+
+#[tokio::test]
+async fn a_step_can_run_on_its_own_task() {
+    let s = Setup::new(fast_policy()).await;
+    let store = open(&s.db());
+    s.turn(&store, 1, "ok").await;
+    s.turn(&store, 2, "ok").await;
+    s.judge(&store).await;
+    let trainer = Arc::new(s.trainer(&store, 0));
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let task = {
+        let trainer = trainer.clone();
+        tokio::spawn(async move { trainer.step(REQ, rx).await })
+    };
+    let outcome = task.await.unwrap().unwrap();
+    assert!(matches!(outcome, StepOutcome::Trained(_)));
+    drop(tx);
+}
