@@ -20,8 +20,14 @@ case ":$PATH:" in *":$bin_dir:"*) ;; *) echo "Add $bin_dir to your PATH to run '
 if "$bin_dir/metaclaw" status >/dev/null 2>&1; then
   "$bin_dir/metaclaw" stop
 fi
-"$bin_dir/metaclaw" start --daemon
-"$bin_dir/metaclaw" status || true
-echo
-echo "Next: connect your agent and LLM provider (asks a few questions; keys go to the OS keychain):"
-echo "  metaclaw setup"
+if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then
+  # The desktop app: the engine runs inside it, and its first run opens the setup window.
+  nohup "$bin_dir/metaclaw" >/dev/null 2>&1 &
+  echo "MetaClaw is starting in your tray; on first run its setup window opens."
+else
+  "$bin_dir/metaclaw" start --daemon
+  "$bin_dir/metaclaw" status || true
+  echo
+  echo "Next: connect your agent and LLM provider (asks a few questions; keys go to the OS keychain):"
+  echo "  metaclaw setup"
+fi
