@@ -22,6 +22,12 @@ export interface Api {
   get<T>(path: string, params?: Params): Promise<T>;
   post<T>(path: string, body?: unknown): Promise<T>;
   patch<T>(path: string, body: unknown): Promise<T>;
+  /** Optional so hand-written fakes need not carry them; `createApi` clients always do. */
+  put?<T>(path: string, body: unknown): Promise<T>;
+  /** The body as text (for non-JSON answers such as JSONL exports). */
+  getText?(path: string, params?: Params): Promise<string>;
+  /** Sends `text` as the raw body and reads a JSON answer. */
+  postText?<T>(path: string, text: string, contentType?: string): Promise<T>;
   /** Follows a Server-Sent Events stream until `signal` aborts or the stream ends. */
   stream(path: string, onEvent: (e: SseEvent) => void, signal: AbortSignal): Promise<void>;
 }
@@ -74,17 +80,18 @@ export function createApi(opts: ApiOptions = {}): Api {
   const base = opts.base ?? '';
   const doFetch = (input: string, init: RequestInit) => (opts.fetch ?? fetch)(input, init);
 
-  async function send(method: string, path: string, body?: unknown, signal?: AbortSignal) {
+  // `rawType` set: `body` is a string sent as-is with that content type.
+  async function send(method: string, path: string, body?: unknown, signal?: AbortSignal, rawType?: string) {
     const t = token();
     if (!t) throw new ApiError(401, NO_TOKEN);
     const headers: Record<string, string> = { Authorization: `Bearer ${t}` };
-    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    if (body !== undefined) headers['Content-Type'] = rawType ?? 'application/json';
     let res: Response;
     try {
       res = await doFetch(base + path, {
         method,
         headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
+        body: body === undefined ? undefined : rawType ? String(body) : JSON.stringify(body),
         signal,
       });
     } catch (e) {
@@ -112,6 +119,15 @@ export function createApi(opts: ApiOptions = {}): Api {
     },
     async patch<T>(path: string, body: unknown) {
       return json<T>(await send('PATCH', path, body));
+    },
+    async put<T>(path: string, body: unknown) {
+      return json<T>(await send('PUT', path, body));
+    },
+    async getText(path: string, params?: Params) {
+      return (await send('GET', path + query(params))).text();
+    },
+    async postText<T>(path: string, text: string, contentType = 'text/plain') {
+      return json<T>(await send('POST', path, text, undefined, contentType));
     },
     async stream(path, onEvent, signal) {
       const res = await send('GET', path, undefined, signal);
