@@ -1,26 +1,76 @@
-//! The session heartbeat task shared by the clients: one request every
+//! A backend session as both clients keep it: its id and its heartbeat task, one request every
 //! `policy.heartbeat_interval` until the client shuts down. Failures are logged and do not
 //! end the loop; a 404 or 410 means the server ended the session, which is recorded so the
 //! owner can reconnect.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
 use tokio::task::JoinHandle;
+use tokio_util::sync::DropGuard;
 
 use crate::http::{Http, Resend};
 
+/// A session and its heartbeat. Dropping it (with its client) ends the heartbeat and every
+/// call in flight.
+pub(crate) struct Session {
+    pub id: String,
+    http: Arc<Http>,
+    state: Arc<HeartbeatState>,
+    task: Mutex<Option<JoinHandle<()>>>,
+    _stop: DropGuard,
+}
+
+impl Session {
+    /// Starts heartbeats for session `id`: `body` posted to `path` every interval.
+    pub fn start(http: &Arc<Http>, id: String, path: String, body: Option<Value>) -> Self {
+        let state = Arc::new(HeartbeatState::default());
+        let task = spawn(http.clone(), path, body, state.clone());
+        Self {
+            id,
+            http: http.clone(),
+            state,
+            task: Mutex::new(Some(task)),
+            _stop: http.cancel.clone().drop_guard(),
+        }
+    }
+
+    /// Heartbeats sent so far (successful or not).
+    pub fn heartbeats_sent(&self) -> u64 {
+        self.state.sent.load(Ordering::Relaxed)
+    }
+
+    /// Whether the backend ended the session (a heartbeat got 404/410).
+    pub fn expired(&self) -> bool {
+        self.state.expired.load(Ordering::SeqCst)
+    }
+
+    /// Stops the heartbeat and makes every call in flight fail with `Cancelled`.
+    pub fn shutdown(&self) {
+        self.http.cancel.cancel();
+    }
+
+    /// Shuts down and waits until the heartbeat task has ended.
+    pub async fn close(&self) {
+        self.shutdown();
+        let task = self.task.lock().ok().and_then(|mut h| h.take());
+        if let Some(task) = task {
+            let _ = task.await;
+        }
+    }
+}
+
 #[derive(Debug, Default)]
-pub(crate) struct HeartbeatState {
+struct HeartbeatState {
     /// Heartbeats answered (successfully or not).
     pub sent: AtomicU64,
     /// The server said the session is gone.
     pub expired: AtomicBool,
 }
 
-pub(crate) fn spawn(
+fn spawn(
     http: Arc<Http>,
     path: String,
     body: Option<Value>,

@@ -20,11 +20,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use reqwest::Method;
 use serde_json::{Value, json};
-use tokio_util::sync::DropGuard;
 
 use crate::backend::{Backend, BackendFuture};
 use crate::error::LearnError;
-use crate::heartbeat::{self, HeartbeatState};
+use crate::heartbeat::Session;
 use crate::http::{Http, Resend};
 use crate::retry::RetryPolicy;
 use crate::select::BackendKind;
@@ -54,21 +53,17 @@ pub struct TinkerConfig {
 pub struct TinkerClient {
     http: Arc<Http>,
     kind: BackendKind,
-    session_id: String,
+    session: Session,
     flags: ServerFlags,
     model_seq: AtomicU64,
     sampling_seq: AtomicU64,
-    heartbeats: Arc<HeartbeatState>,
-    heartbeat: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
-    /// Ends the heartbeat and any call in flight when the client is dropped.
-    _stop: DropGuard,
 }
 
 impl std::fmt::Debug for TinkerClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TinkerClient")
             .field("kind", &self.kind)
-            .field("session_id", &self.session_id)
+            .field("session_id", &self.session.id)
             .finish_non_exhaustive()
     }
 }
@@ -90,54 +85,46 @@ impl TinkerClient {
             http.exchange_jwt().await?;
         }
         let session_id = session::create_session(&http).await?;
-        let heartbeats = Arc::new(HeartbeatState::default());
-        let heartbeat = heartbeat::spawn(
-            http.clone(),
+        let session = Session::start(
+            &http,
+            session_id.clone(),
             "/api/v1/session_heartbeat".to_owned(),
             Some(json!({"session_id": session_id, "type": "session_heartbeat"})),
-            heartbeats.clone(),
         );
         Ok(Self {
-            _stop: http.cancel.clone().drop_guard(),
             http,
             kind: config.kind,
-            session_id,
+            session,
             flags,
             model_seq: AtomicU64::new(0),
             sampling_seq: AtomicU64::new(0),
-            heartbeats,
-            heartbeat: std::sync::Mutex::new(Some(heartbeat)),
         })
     }
 
     pub fn session_id(&self) -> &str {
-        &self.session_id
+        &self.session.id
     }
 
     /// Heartbeats sent so far (successful or not).
     pub fn heartbeats_sent(&self) -> u64 {
-        self.heartbeats.sent.load(Ordering::Relaxed)
+        self.session.heartbeats_sent()
     }
 
     /// Whether the backend ended the session (a heartbeat got 404/410); the client is then
     /// useless and a new one must be connected.
     pub fn session_expired(&self) -> bool {
-        self.heartbeats.expired.load(Ordering::SeqCst)
+        self.session.expired()
     }
 
     /// Stops the heartbeat and makes every call in flight fail with
     /// [`LearnError::Cancelled`] (for a clean stop when the user returns).
     pub fn shutdown(&self) {
-        self.http.cancel.cancel();
+        self.session.shutdown();
     }
 
     /// Shuts down and waits until the heartbeat task has ended.
     pub async fn close(&self) {
-        self.shutdown();
-        let task = self.heartbeat.lock().ok().and_then(|mut h| h.take());
-        if let Some(task) = task {
-            let _ = task.await;
-        }
+        self.session.close().await;
     }
 
     /// Submits a request and waits for its result.
@@ -170,7 +157,7 @@ impl TinkerClient {
         }
         let op = "creating the training run";
         let body = json!({
-            "session_id": self.session_id,
+            "session_id": self.session.id,
             "model_seq_id": self.model_seq.fetch_add(1, Ordering::SeqCst),
             "base_model": base_model,
             "lora_config": {"rank": rank, "train_mlp": true, "train_attn": true, "train_unembed": true},
@@ -292,7 +279,7 @@ impl TinkerClient {
     async fn create_sampler_impl(&self, source: &SamplerSource) -> Result<Sampler, LearnError> {
         let op = "opening a sampling session";
         let mut body = json!({
-            "session_id": self.session_id,
+            "session_id": self.session.id,
             "sampling_session_seq_id": self.sampling_seq.fetch_add(1, Ordering::SeqCst),
             "type": "create_sampling_session",
         });

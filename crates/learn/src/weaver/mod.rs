@@ -21,11 +21,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use reqwest::Method;
 use serde_json::{Value, json};
-use tokio_util::sync::DropGuard;
 
 use crate::backend::{Backend, BackendFuture};
 use crate::error::LearnError;
-use crate::heartbeat::{self, HeartbeatState};
+use crate::heartbeat::Session;
 use crate::http::{Http, Resend};
 use crate::retry::RetryPolicy;
 use crate::select::BackendKind;
@@ -46,18 +45,15 @@ pub struct WeaverConfig {
 
 pub struct WeaverClient {
     http: Arc<Http>,
-    session_id: String,
+    session: Session,
     model_seq: AtomicU64,
     sampling_seq: AtomicU64,
-    heartbeats: Arc<HeartbeatState>,
-    heartbeat: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
-    _stop: DropGuard,
 }
 
 impl std::fmt::Debug for WeaverClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("WeaverClient")
-            .field("session_id", &self.session_id)
+            .field("session_id", &self.session.id)
             .finish_non_exhaustive()
     }
 }
@@ -97,49 +93,44 @@ impl WeaverClient {
             )
             .await?;
         let session_id = id_of(&v).ok_or_else(|| malformed(http.backend, op, "no session id"))?;
-        let heartbeats = Arc::new(HeartbeatState::default());
-        let heartbeat = heartbeat::spawn(
-            http.clone(),
+        let session = Session::start(
+            &http,
+            session_id.clone(),
             format!("/api/v1/sessions/{session_id}/heartbeat"),
             None,
-            heartbeats.clone(),
         );
         Ok(Self {
-            _stop: http.cancel.clone().drop_guard(),
             http,
-            session_id,
+            session,
             model_seq: AtomicU64::new(1),
             sampling_seq: AtomicU64::new(1),
-            heartbeats,
-            heartbeat: std::sync::Mutex::new(Some(heartbeat)),
         })
     }
 
     pub fn session_id(&self) -> &str {
-        &self.session_id
+        &self.session.id
     }
 
+    /// Heartbeats sent so far (successful or not).
     pub fn heartbeats_sent(&self) -> u64 {
-        self.heartbeats.sent.load(Ordering::Relaxed)
+        self.session.heartbeats_sent()
     }
 
     /// Whether the backend ended the session (a heartbeat got 404/410); the client is then
     /// useless and a new one must be connected.
     pub fn session_expired(&self) -> bool {
-        self.heartbeats.expired.load(Ordering::SeqCst)
+        self.session.expired()
     }
 
+    /// Stops the heartbeat and makes every call in flight fail with
+    /// [`LearnError::Cancelled`] (for a clean stop when the user returns).
     pub fn shutdown(&self) {
-        self.http.cancel.cancel();
+        self.session.shutdown();
     }
 
     /// Shuts down and waits until the heartbeat task has ended.
     pub async fn close(&self) {
-        self.shutdown();
-        let task = self.heartbeat.lock().ok().and_then(|mut h| h.take());
-        if let Some(task) = task {
-            let _ = task.await;
-        }
+        self.session.close().await;
     }
 
     /// Queues an operation and waits for its `response`.
@@ -173,7 +164,7 @@ impl WeaverClient {
             "base_model": base_model,
             "lora_config": {"rank": rank, "train_mlp": true, "train_attn": true, "train_unembed": true},
         });
-        let path = format!("/api/v1/sessions/{}/models", self.session_id);
+        let path = format!("/api/v1/sessions/{}/models", self.session.id);
         let v = self
             .http
             .call(op, Method::POST, &path, Some(&body), Resend::Once)
@@ -261,7 +252,7 @@ impl WeaverClient {
             "base_model": base_model,
             "model_path": model_path,
         });
-        let path = format!("/api/v1/sessions/{}/sampling-sessions", self.session_id);
+        let path = format!("/api/v1/sessions/{}/sampling-sessions", self.session.id);
         let v = self
             .http
             .call(op, Method::POST, &path, Some(&body), Resend::Once)
