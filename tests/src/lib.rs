@@ -4,5 +4,6 @@
 pub mod bench;
 pub mod fake_google;
 pub mod fake_judge;
+pub mod fake_process;
 pub mod fake_tinker;
 pub mod fake_upstream;

@@ -1,16 +1,10 @@
-#![allow(clippy::print_stdout, clippy::print_stderr)]
 //! Runs the fake Tinker/Weaver backend (and its fake Hugging Face host) as a process, for
 //! tests that drive the real binary. Prints `PORT=<n>` once it is listening, then serves
 //! until SIGTERM/SIGINT or until standard input closes when it is a pipe, socket or
 //! terminal (so a parent that dies takes the fake with it).
 
-use std::io::{IsTerminal, Write};
-use std::os::unix::fs::FileTypeExt;
-
 use clap::Parser;
 use metaclaw_e2e::fake_tinker::{FakeTinker, FakeTinkerOptions};
-use tokio::io::AsyncReadExt;
-use tokio::signal::unix::{SignalKind, signal};
 
 #[derive(Parser)]
 #[command(about = "Fake Tinker/MinT/Weaver training backend for MetaClaw tests")]
@@ -47,35 +41,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
         opts.api_key = key;
     }
     let fake = FakeTinker::start_on_port(opts, args.port).await?;
-    {
-        let mut out = std::io::stdout().lock();
-        writeln!(out, "PORT={}", fake.addr().port())?;
-        out.flush()?;
-    }
-    let mut term = signal(SignalKind::terminate())?;
-    let mut int = signal(SignalKind::interrupt())?;
-    tokio::select! {
-        _ = term.recv() => {}
-        _ = int.recv() => {}
-        () = stdin_closed() => {}
-    }
+    metaclaw_e2e::fake_process::announce_and_wait(fake.addr().port()).await?;
     fake.shutdown().await;
     Ok(())
-}
-
-/// Resolves when stdin reaches end of file, or never if stdin cannot signal a parent's exit.
-async fn stdin_closed() {
-    let watchable = std::io::stdin().is_terminal()
-        || std::fs::metadata("/proc/self/fd/0")
-            .is_ok_and(|m| m.file_type().is_fifo() || m.file_type().is_socket());
-    if !watchable {
-        return std::future::pending().await;
-    }
-    let mut stdin = tokio::io::stdin();
-    let mut buf = [0u8; 256];
-    while let Ok(n) = stdin.read(&mut buf).await {
-        if n == 0 {
-            break;
-        }
-    }
 }
