@@ -74,6 +74,27 @@ impl StartOptions {
     }
 }
 
+/// Asks a running engine to stop so its host starts it again ([`Stopped::Restart`]): what
+/// `POST /api/restart` and the tray's Mode ▸ do.
+#[derive(Debug, Clone)]
+pub struct RestartHandle {
+    asked: Arc<AtomicBool>,
+    shutdown: CancellationToken,
+    events: Events,
+}
+
+impl RestartHandle {
+    pub fn restart(&self) {
+        self.asked.store(true, Ordering::SeqCst);
+        self.events.emit(EngineEvent::Restarting);
+        self.shutdown.cancel();
+    }
+
+    fn asked(&self) -> bool {
+        self.asked.load(Ordering::SeqCst)
+    }
+}
+
 /// Why [`Engine::wait`] returned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stopped {
@@ -95,7 +116,7 @@ pub struct Engine {
     paths: Paths,
     scheduler: Windows,
     admin_token: String,
-    restart: Arc<AtomicBool>,
+    restart: RestartHandle,
     events: Events,
     _lock: InstanceLock,
 }
@@ -235,7 +256,11 @@ impl Engine {
             .as_ref()
             .map(|t| t.expose().to_string())
             .unwrap_or_default();
-        let restart = Arc::new(AtomicBool::new(false));
+        let restart = RestartHandle {
+            asked: Arc::new(AtomicBool::new(false)),
+            shutdown: shutdown.clone(),
+            events: options.events.clone(),
+        };
         let (agents_admin, reconnect) = {
             // Agents are pointed at the port actually listened on (`--port 0` included).
             let mut config = config.clone();
@@ -327,6 +352,11 @@ impl Engine {
         &self.admin_token
     }
 
+    /// For a host that restarts the engine itself (the tray's Mode ▸).
+    pub fn restart_handle(&self) -> RestartHandle {
+        self.restart.clone()
+    }
+
     /// The bus the engine reports on (the one passed in [`StartOptions`]).
     pub fn events(&self) -> Events {
         self.events.clone()
@@ -349,7 +379,7 @@ impl Engine {
         runfiles::clear_if_owned(&self.paths, std::process::id())?;
         drained.map_err(|e| EngineError::Recorder(e.to_string()))?;
         match served {
-            Ok(Ok(())) if self.restart.load(Ordering::SeqCst) => Ok(Stopped::Restart),
+            Ok(Ok(())) if self.restart.asked() => Ok(Stopped::Restart),
             Ok(Ok(())) => Ok(Stopped::Shutdown),
             Ok(Err(e)) => Err(EngineError::Bind(e.to_string())),
             Err(e) => Err(EngineError::Task(e.to_string())),

@@ -8,9 +8,9 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use metaclaw_engine::config::{Config, Mode, Overrides};
-use metaclaw_engine::events::{EngineEvent, Events};
+use metaclaw_engine::events::Events;
 use metaclaw_engine::paths::Paths;
-use metaclaw_engine::run::{Engine, EngineError, StartOptions, Stopped};
+use metaclaw_engine::run::{Engine, EngineError, RestartHandle, StartOptions, Stopped};
 use metaclaw_engine::schedule::Windows;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -30,8 +30,8 @@ pub struct Host {
     /// Quit, signals: cancelled once, relayed to whichever engine runs.
     pub quit: CancellationToken,
     live: watch::Sender<Live>,
-    engine_stop: Mutex<CancellationToken>,
-    restart: AtomicBool,
+    /// The current engine's, for the tray's restarts.
+    restart: Mutex<RestartHandle>,
     /// A mode chosen in the tray replaces a `--mode` given at start.
     drop_mode_override: AtomicBool,
 }
@@ -46,11 +46,10 @@ impl Host {
         let engine = Engine::start(paths.clone(), options.clone()).await?;
         let host = Host {
             live: watch::Sender::new(live_of(&engine, &paths, &options.overrides)),
-            engine_stop: Mutex::new(engine.shutdown_token()),
+            restart: Mutex::new(engine.restart_handle()),
             events: options.events.clone(),
             paths,
             quit: CancellationToken::new(),
-            restart: AtomicBool::new(false),
             drop_mode_override: AtomicBool::new(false),
         };
         Ok((std::sync::Arc::new(host), engine))
@@ -86,10 +85,8 @@ impl Host {
 
     /// Stops the current engine so [`Host::serve`] starts it again.
     pub fn restart(&self) {
-        self.restart.store(true, Ordering::SeqCst);
-        self.events.emit(EngineEvent::Restarting);
-        if let Ok(stop) = self.engine_stop.lock() {
-            stop.cancel();
+        if let Ok(current) = self.restart.lock() {
+            current.restart();
         }
     }
 
@@ -111,8 +108,7 @@ impl Host {
             let (addr, token) = (engine.addr(), engine.admin_token().to_owned());
             let stopped = engine.wait().await;
             relay.abort();
-            let asked = self.restart.swap(false, Ordering::SeqCst);
-            if self.quit.is_cancelled() || (stopped? == Stopped::Shutdown && !asked) {
+            if self.quit.is_cancelled() || stopped? == Stopped::Shutdown {
                 return Ok(());
             }
             tracing::info!("starting again with the new settings");
@@ -121,8 +117,8 @@ impl Host {
                 options.overrides.mode = None;
             }
             engine = Engine::start(self.paths.clone(), options.clone()).await?;
-            if let Ok(mut stop) = self.engine_stop.lock() {
-                *stop = engine.shutdown_token();
+            if let Ok(mut current) = self.restart.lock() {
+                *current = engine.restart_handle();
             }
             self.live
                 .send_replace(live_of(&engine, &self.paths, &options.overrides));

@@ -2,7 +2,6 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use axum::extract::{Query, Request, State};
@@ -50,8 +49,8 @@ pub struct AdminState {
     pub agents: AgentsAdmin,
     /// `/api/scheduler`: training windows and the pause (every mode).
     pub scheduler: crate::schedule::Windows,
-    /// Set by `POST /api/restart` before the shutdown token is cancelled.
-    pub restart: Arc<AtomicBool>,
+    /// `POST /api/restart`.
+    pub restart: crate::run::RestartHandle,
     pub events: crate::events::Events,
 }
 
@@ -206,9 +205,7 @@ async fn flush(State(state): State<Arc<AdminState>>) -> Response {
 /// address with the same admin token (`metaclaw start` and the desktop app both do).
 async fn restart(State(state): State<Arc<AdminState>>) -> Response {
     tracing::info!("restart requested through the admin API");
-    state.restart.store(true, Ordering::SeqCst);
-    state.events.emit(crate::events::EngineEvent::Restarting);
-    state.shutdown.cancel();
+    state.restart.restart();
     Json(json!({"ok": true})).into_response()
 }
 
