@@ -224,3 +224,31 @@ impl TurnSink for DiscardTurns {
         0
     }
 }
+
+/// A main turn offered to the model MetaClaw trains (modes `rl` and `madmax`).
+#[derive(Debug, Clone)]
+pub struct LocalTurn<'a> {
+    pub session_id: &'a str,
+    /// The skill library's generation the turn is served with (its sample is dropped from
+    /// a batch once skills move on).
+    pub skill_generation: u64,
+    /// The newest user message as the user wrote it (no injected block), for the judge.
+    pub query: &'a str,
+    /// The request as an OpenAI chat-completions body: injected and fitted.
+    pub body: &'a serde_json::Value,
+}
+
+/// What the trained model made of a turn.
+#[derive(Debug, Clone)]
+pub enum LocalAnswer {
+    /// An OpenAI `chat.completion` object.
+    Reply(serde_json::Value),
+    /// The model cannot answer now (backend down, not ready): the turn goes to the upstream
+    /// LLM instead, with this reason logged, so the agent keeps working.
+    Unavailable(String),
+}
+
+/// Serves main turns from the trained model. Side turns always go upstream.
+pub trait LocalModel: Send + Sync {
+    fn answer<'a>(&'a self, turn: LocalTurn<'a>) -> BoxFuture<'a, LocalAnswer>;
+}

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use crate::config::ProxyConfig;
 use crate::metrics::Metrics;
 use crate::pipeline::sticky::Sticky;
-use crate::seams::{ForgetOnRestart, Injector, StickyStore, TurnSink};
+use crate::seams::{ForgetOnRestart, Injector, LocalModel, StickyStore, TurnSink};
 use crate::session::Sessions;
 use crate::stats::Stats;
 
@@ -20,12 +20,20 @@ pub struct AppState {
     pub metrics: Metrics,
     pub stats: Stats,
     pub default_scope: String,
+    /// The trained model answering main turns (modes `rl` and `madmax`).
+    pub local: Option<Arc<dyn LocalModel>>,
 }
 
 impl AppState {
     /// Remembers injected blocks in `store`, so they survive a restart.
     pub fn with_sticky_store(mut self, store: Arc<dyn StickyStore>) -> Self {
         self.sticky = Sticky::new(store);
+        self
+    }
+
+    /// Answers main turns from `model` first, the upstream LLM when it cannot.
+    pub fn with_local_model(mut self, model: Arc<dyn LocalModel>) -> Self {
+        self.local = Some(model);
         self
     }
 }
@@ -56,6 +64,7 @@ impl AppState {
             metrics: Metrics::new(),
             stats: Stats::default(),
             default_scope,
+            local: None,
         })
     }
 }

@@ -7,7 +7,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 use tokio::time::Instant;
 
-use crate::pipeline::{context, fit, inbound};
+use crate::pipeline::{context, fit, inbound, query};
 use crate::relay::record::Draft;
 use crate::relay::{json, stream};
 use crate::seams::{Protocol, TurnType};
@@ -69,6 +69,8 @@ async fn turn(state: &SharedState, client: Protocol, headers: HeaderMap, body: B
     let mut draft = Draft::new(&meta, client, model.clone(), state.sink.clone(), arrived);
 
     draft.skill_generation = state.injector.generation();
+    let local_query = (meta.turn_type == TurnType::Main && state.local.is_some())
+        .then(|| query::retrieval_query(&map));
     if meta.turn_type == TurnType::Main
         && let Some(injected) = context::inject(state, client, &meta, &model, &mut map).await
     {
@@ -81,6 +83,27 @@ async fn turn(state: &SharedState, client: Protocol, headers: HeaderMap, body: B
     if meta.done {
         // Ended once the reply is recorded, so the end follows the turn in the record.
         draft.end_session = Some(state.sessions.clone());
+    }
+    if let Some(query) = &local_query {
+        let offer = upstream::local::Offer {
+            client,
+            session_id: &meta.session_id,
+            skill_generation: draft.skill_generation,
+            query,
+            stream: wants_stream,
+            include_usage,
+        };
+        if let Some(answered) = upstream::local::answer(state, offer, &mut request).await {
+            draft.overhead += answered.prep;
+            draft.upstream = upstream::local::TRAINED_MODEL.into();
+            draft.upstream_protocol = Protocol::Openai;
+            draft.request = answered.forwarded.clone();
+            return if wants_stream {
+                stream::respond(state.clone(), answered, draft, include_usage)
+            } else {
+                json::respond(state, answered, draft).await
+            };
+        }
     }
     match upstream::send::send(state, client, &headers, &mut request, false).await {
         Err(unreachable) => {
