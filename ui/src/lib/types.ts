@@ -132,3 +132,36 @@ export function when(ms: number | null | undefined): string {
   if (!ms) return '—';
   return new Date(ms).toLocaleString();
 }
+
+/** One completed (or failed) training step of `/api/learning`. */
+export interface LearningStep {
+  step: number;
+  at_ms: number;
+  samples: number;
+  dropped: number;
+  /** null when the engine could not compute a finite mean. */
+  mean_reward: number | null;
+  loss: number | null;
+  duration_ms: number;
+  sampler_path: string | null;
+  checkpoint_path: string | null;
+  error: string | null;
+}
+
+/** `GET /api/learning`: weight learning's state, counts and steps (oldest first). */
+export interface Learning {
+  mode: 'skills_only' | 'rl' | 'madmax';
+  active: boolean;
+  backend: 'tinker' | 'mint' | 'weaver' | null;
+  model: string;
+  state: 'off' | 'connecting' | 'ready' | 'unavailable';
+  serving: string | null;
+  training: boolean;
+  step: number;
+  samples: { waiting: number; unjudged: number; held: number; consumed: number; dropped: number };
+  judge_backlog: number;
+  served: { sampled: number; fallback: number };
+  last_error: string | null;
+  last_checkpoint: string | null;
+  steps: LearningStep[];
+}
