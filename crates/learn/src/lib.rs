@@ -64,9 +64,11 @@
 //! ```
 
 mod backend;
+pub mod chat;
 mod error;
 mod heartbeat;
 mod http;
+pub mod reply;
 mod retry;
 pub mod rl;
 mod select;
@@ -76,7 +78,9 @@ mod types;
 pub mod weaver;
 
 pub use backend::{Backend, BackendFuture};
+pub use chat::normalize_messages;
 pub use error::LearnError;
+pub use reply::{ParsedReply, ToolCall, parse_reply};
 pub use retry::RetryPolicy;
 pub use rl::advantage::{KlPenalty, build_datum, normalize_rewards};
 pub use rl::judge::{Judge, JudgeConfig, JudgeReport, Verdict};

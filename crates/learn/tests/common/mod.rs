@@ -1,6 +1,8 @@
 //! Shared setup for the backend protocol tests.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod qwen;
+
 use std::time::Duration;
 
 use metaclaw_e2e::fake_tinker::{FakeTinker, FakeTinkerOptions};
