@@ -14,6 +14,7 @@ pub mod memory;
 pub mod paths;
 pub mod providers;
 pub mod recorder;
+pub mod rl;
 pub mod run;
 pub mod runfiles;
 pub mod schedule;

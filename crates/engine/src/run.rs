@@ -135,13 +135,17 @@ impl Engine {
 
         // Keychain access blocks (D-Bus); keep it off the runtime's worker threads.
         let secrets = SecretStore::open(&paths)?.with_legacy(loaded.legacy_secrets.clone());
-        let (proxy_config, upstreams, models) = {
+        let (proxy_config, upstreams, models, rl_settings) = {
             let secrets = secrets.clone();
             let config = config.clone();
+            let paths = paths.clone();
             tokio::task::spawn_blocking(move || -> Result<_, EngineError> {
                 let key = ensure_proxy_key(&secrets)?;
                 let proxy = wiring::proxy_config(&config, &secrets, Some(key))?;
                 let upstreams = upstream_status(&proxy, &config, &secrets);
+                let rl = crate::rl::wants_rl(config.mode)
+                    .then(|| crate::rl::resolve(&config, &paths, &secrets))
+                    .transpose()?;
                 let models = JobModels {
                     evolver: llm::evolver_endpoint(&config, &secrets),
                     embeddings: wants_embeddings(&config)
@@ -149,7 +153,7 @@ impl Engine {
                         .flatten(),
                     extractor: llm::extractor_endpoint(&config, &secrets),
                 };
-                Ok((proxy, upstreams, models))
+                Ok((proxy, upstreams, models, rl))
             })
             .await
             .map_err(|e| EngineError::Task(e.to_string()))??
@@ -170,6 +174,11 @@ impl Engine {
             Gate::ungated()
         };
 
+        let learning = rl_settings.and_then(|settings| {
+            crate::rl::Learning::new(settings, options.events.clone())
+                .inspect_err(|e| tracing::warn!(error = %e, "weight learning is off: cannot open its samples"))
+                .ok()
+        });
         let (recorder, worker) = recorder::start(&paths.db, RECORDER_CAPACITY)
             .map_err(|e| EngineError::Recorder(e.to_string()))?;
         let embedder = query_embedder(&config, models.embeddings.as_ref());
@@ -213,6 +222,7 @@ impl Engine {
             evolution: evolution.clone(),
             memory: memory.clone(),
             events: options.events.clone(),
+            learning: learning.clone(),
         });
         let injector = ContextInjector::new(
             skills.as_ref().map(|s| s.current.clone()),
@@ -227,16 +237,18 @@ impl Engine {
                 .map_err(|e| EngineError::Task(e.to_string()))?
                 .map_err(|e| EngineError::Recorder(e.to_string()))?
         };
-        let state: SharedState = Arc::new(
-            AppState::new(
-                proxy_config,
-                Arc::new(injector),
-                sink,
-                config.memory.scope.clone(),
-            )
-            .map_err(|e| EngineError::Bind(format!("cannot build the HTTP client: {e}")))?
-            .with_sticky_store(Arc::new(sticky)),
-        );
+        let mut app_state = AppState::new(
+            proxy_config,
+            Arc::new(injector),
+            sink,
+            config.memory.scope.clone(),
+        )
+        .map_err(|e| EngineError::Bind(format!("cannot build the HTTP client: {e}")))?
+        .with_sticky_store(Arc::new(sticky));
+        if let Some(learning) = &learning {
+            app_state = app_state.with_local_model(learning.model());
+        }
+        let state: SharedState = Arc::new(app_state);
         metaclaw_proxy::check_bind(&state).map_err(EngineError::Bind)?;
         let bind = state.config.bind;
         let listener = TcpListener::bind(bind).await.map_err(|e| {
@@ -249,6 +261,16 @@ impl Engine {
             .local_addr()
             .map_err(|e| EngineError::Bind(e.to_string()))?;
         schedule::follow_requests(state.clone(), last_request, shutdown.clone());
+        if let Some(learning) = &learning {
+            let injector = state.injector.clone();
+            // `madmax` trains only inside windows; `rl` as soon as a batch is full.
+            let gate = if config.mode == crate::config::Mode::Madmax {
+                Gate::new(windows.clone())
+            } else {
+                Gate::ungated()
+            };
+            learning.spawn(Arc::new(move || injector.generation()), gate, &shutdown);
+        }
 
         let run_info = RunInfo::publish(&paths, addr.port(), options.admin_token.as_deref())?;
         let token = run_info
@@ -292,6 +314,7 @@ impl Engine {
             scheduler: windows.clone(),
             restart: restart.clone(),
             events: options.events.clone(),
+            learning: learning.clone(),
         });
         let compat = Arc::new(CompatState {
             proxy: state.clone(),

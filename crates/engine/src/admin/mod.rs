@@ -3,6 +3,7 @@
 
 mod agents;
 mod events;
+mod learning;
 mod logs;
 mod memory;
 mod memory_policy;

@@ -52,6 +52,8 @@ pub struct AdminState {
     /// `POST /api/restart`.
     pub restart: crate::run::RestartHandle,
     pub events: crate::events::Events,
+    /// `/api/learning`, `/v1/admin/train_step`: `None` unless the mode trains weights.
+    pub learning: Option<crate::rl::Learning>,
 }
 
 pub fn router(state: Arc<AdminState>) -> Router {
@@ -73,6 +75,7 @@ pub fn router(state: Arc<AdminState>) -> Router {
         .merge(super::stats::router())
         .merge(super::logs::router())
         .merge(super::events::router())
+        .merge(super::learning::router())
         .route_layer(middleware::from_fn_with_state(state.clone(), require_token))
         .with_state(state)
 }

@@ -55,6 +55,10 @@ pub struct RlConfig {
     pub loss_fn: LossFn,
     pub save_weights_timeout_s: u64,
     pub resume_from_ckpt: String,
+    /// Save the full training state every this many steps (0: never).
+    pub checkpoint_every: u32,
+    /// Reply length cap when the agent's request sets none.
+    pub max_new_tokens: u32,
     #[serde(deserialize_with = "de::flexible_bool")]
     pub manual_train_trigger: bool,
     pub prm_provider: ModelProvider,
@@ -71,6 +75,13 @@ pub struct RlConfig {
     pub evolver_api_base: String,
     /// Empty: `llm.model_id`.
     pub evolver_model: String,
+    /// Programmatic rollout: a directory with `<split>.jsonl` tasks; empty = off.
+    pub openclaw_env_data_dir: String,
+    pub openclaw_env_split: String,
+    #[serde(deserialize_with = "de::positive")]
+    pub openclaw_env_concurrency: u64,
+    #[serde(deserialize_with = "de::positive")]
+    pub openclaw_env_max_steps: u64,
 }
 
 impl Default for RlConfig {
@@ -88,6 +99,8 @@ impl Default for RlConfig {
             loss_fn: LossFn::ImportanceSampling,
             save_weights_timeout_s: 200,
             resume_from_ckpt: String::new(),
+            checkpoint_every: 10,
+            max_new_tokens: 2048,
             manual_train_trigger: false,
             prm_provider: ModelProvider::Openai,
             prm_url: "https://api.openai.com/v1".into(),
@@ -98,6 +111,10 @@ impl Default for RlConfig {
             evolver_provider: ModelProvider::Openai,
             evolver_api_base: String::new(),
             evolver_model: String::new(),
+            openclaw_env_data_dir: String::new(),
+            openclaw_env_split: "train".into(),
+            openclaw_env_concurrency: 4,
+            openclaw_env_max_steps: 15,
         }
     }
 }

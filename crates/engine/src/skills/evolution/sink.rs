@@ -15,6 +15,8 @@ pub struct LearningSink {
     /// Every turn is announced (the dashboard's live count), and a provider refusing the
     /// key too (a notification).
     pub events: Events,
+    /// Weight learning (modes `rl`, `madmax`): an ended session's last sample is judged.
+    pub learning: Option<crate::rl::Learning>,
 }
 
 impl TurnSink for LearningSink {
@@ -50,6 +52,11 @@ impl TurnSink for LearningSink {
             if let Some(memory) = &self.memory {
                 memory.session_ended(session_id);
             }
+        }
+        if let SessionEvent::Ended { session_id, .. } = event
+            && let Some(learning) = &self.learning
+        {
+            learning.session_ended(session_id);
         }
     }
 }

@@ -1,0 +1,38 @@
+//! Learning from weights in modes `rl` and `madmax` (SPEC §5): the trained model serves main
+//! turns through the backend's sampler, every turn becomes a sample, a judge scores it, and
+//! the trainer steps and swaps the serving weights without blocking chat.
+
+mod connect;
+mod loops;
+mod serve;
+mod service;
+pub mod settings;
+mod view;
+
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+pub use loops::{StepReport, train_now};
+pub use serve::TrainedModel;
+pub use service::{Generation, Learning, Link};
+pub use settings::{RlSettings, resolve, wants_rl};
+pub use view::{LearningView, Served, off as view_off};
+
+use crate::schedule::Gate;
+
+impl Learning {
+    /// Connects in the background and starts the judge and the trainer. `generation` is the
+    /// skill library's generation now; `gate` holds steps for training windows (`madmax`).
+    pub fn spawn(&self, generation: Generation, gate: Gate, shutdown: &CancellationToken) {
+        let _ = self.inner.generation.set(generation);
+        tokio::spawn(connect::connect_until_ready(self.clone(), shutdown.clone()));
+        loops::spawn_judge(self.clone(), shutdown.clone());
+        loops::spawn_trainer(self.clone(), gate, shutdown.clone());
+    }
+
+    /// The proxy's view of the trained model.
+    pub fn model(&self) -> Arc<TrainedModel> {
+        Arc::new(TrainedModel(self.clone()))
+    }
+}
