@@ -48,7 +48,7 @@ pub fn sampler_label(sampler: &Sampler) -> String {
 
 /// The view with learning off in this mode: the history in the database is still shown.
 pub fn off(mode: Mode, db: &std::path::Path) -> LearningView {
-    let (samples, steps) = metaclaw_store::Store::open(db)
+    let (samples, steps) = metaclaw_store::Store::open_read_only(db)
         .and_then(|s| Ok((s.sample_counts()?, s.learning_steps(STEPS_SHOWN)?)))
         .unwrap_or_default();
     LearningView {
