@@ -5,6 +5,7 @@ import type { SseEvent } from '../src/lib/sse';
 import { throttle } from '../src/lib/throttle';
 import { fakeApi, until } from './helpers';
 import { STATUS } from './setupData';
+import { learning } from './learningData';
 
 const T0 = 1_764_720_000_000;
 const series = (count: number) => ({
@@ -23,6 +24,7 @@ describe('Dashboard', () => {
       'GET /api/stats/series': () => series(count),
       'GET /api/status': STATUS,
       'GET /api/scheduler': { state: 'waiting', gate_background_learning: true, running: true, pause_problem: null, text: { state: 'waiting for a window', next_window: '' } },
+      'GET /api/learning': learning({ active: false, mode: 'skills_only', state: 'off' }),
     });
     const pushers: Record<string, (e: SseEvent) => void> = {};
     api.stream = vi.fn((path: string, on: (e: SseEvent) => void, signal: AbortSignal) => {

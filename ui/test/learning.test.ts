@@ -78,9 +78,9 @@ describe('learning', () => {
     expect(rewardSummary([step(1, null), step(2, 0.3), step(3, null)])).toBe('Mean reward 0.30 at step 2');
   });
 
-  it('drops the zero-based value axis when a series goes negative', () => {
+  it('gives a series that goes negative a signed value axis', () => {
     expect(axesFor(rewardColumns([step(1, 0.1), step(2, 0.6)]), 'reward', 'reward')).toEqual([{ scale: 'reward', label: 'reward' }]);
-    expect(axesFor(rewardColumns([step(1, -0.1), step(2, 0.6)]), 'reward', 'reward')).toEqual([]);
+    expect(axesFor(rewardColumns([step(1, -0.1), step(2, 0.6)]), 'reward', 'reward')).toEqual([{ scale: 'reward', label: 'reward', signed: true }]);
     expect(axesFor(lossColumns([step(1, 0, null), step(2, 0, 1.5)]), 'loss', 'loss')).toHaveLength(1);
   });
 });

@@ -98,10 +98,9 @@ export function lossSummary(steps: LearningStep[]): string {
   return trend('Loss', steps, (s) => s.loss, 'No step reported a loss yet');
 }
 
-/** A value axis for the chart only when every value is ≥ 0: Chart.svelte's value axes start
- *  at zero, which would cut off negative rewards or losses. Without one the chart scales
- *  itself; the summary and the table carry the numbers. */
-export function axesFor(columns: Columns, scale: string, label: string): { scale: string; label: string }[] {
+/** The chart's value axis: signed (reaching below zero) when any value is negative —
+ *  judge rewards run from −1 to 1 — else starting at zero like the other charts. */
+export function axesFor(columns: Columns, scale: string, label: string): { scale: string; label: string; signed?: boolean }[] {
   const values = columns.slice(1).flat().filter((v): v is number => v !== null);
-  return values.every((v) => v >= 0) ? [{ scale, label }] : [];
+  return values.every((v) => v >= 0) ? [{ scale, label }] : [{ scale, label, signed: true }];
 }
