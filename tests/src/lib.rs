@@ -7,3 +7,4 @@ pub mod fake_judge;
 pub mod fake_process;
 pub mod fake_tinker;
 pub mod fake_upstream;
+pub mod toy_model;
