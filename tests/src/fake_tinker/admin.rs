@@ -4,7 +4,8 @@
 //! - `POST /_fake/faults` `{"path", "status", "retry_after"?, "times"?}` or
 //!   `{"path", "disconnect": true | "after_processing"}`;
 //! - `POST /_fake/scripts` `{"op", "try_again": N | "timeout_408": N | "expired": true |
-//!   "fail": {"message", "category"}}`;
+//!   "hold": true | "fail": {"message", "category"}}`, and `POST /_fake/release` (ends
+//!   every hold);
 //! - `POST /_fake/completions` `{"tokens": [...]}`;
 //! - `GET /_fake/requests` (every recorded request) and `GET /_fake/state` (models,
 //!   heartbeats per session, idempotent replays).
@@ -29,6 +30,7 @@ pub(crate) fn router() -> Router<Arc<Shared>> {
         .route("/_fake/faults", post(faults))
         .route("/_fake/scripts", post(scripts))
         .route("/_fake/completions", post(completions))
+        .route("/_fake/release", post(release))
         .route("/_fake/requests", get(requests))
         .route("/_fake/state", get(state))
 }
@@ -81,6 +83,8 @@ async fn scripts(State(s): S, Json(body): Json<Value>) -> Response {
         FutureScript::TryAgain(n)
     } else if let Some(n) = n("timeout_408") {
         FutureScript::Timeout408(n)
+    } else if body.get("hold") == Some(&Value::Bool(true)) {
+        FutureScript::Hold
     } else if body.get("expired") == Some(&Value::Bool(true)) {
         FutureScript::Expired
     } else if let Some(f) = body.get("fail") {
@@ -97,10 +101,14 @@ async fn scripts(State(s): S, Json(body): Json<Value>) -> Response {
                 .to_owned(),
         }
     } else {
-        return bad("give try_again, timeout_408, expired or fail");
+        return bad("give try_again, timeout_408, hold, expired or fail");
     };
     lock(&s.scripts).push_back((op, script));
     Json(json!({"ok": true})).into_response()
+}
+
+async fn release(State(s): S) -> Json<Value> {
+    Json(json!({"released": super::release_holds(&s)}))
 }
 
 async fn completions(State(s): S, Json(body): Json<Value>) -> Response {

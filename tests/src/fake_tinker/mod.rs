@@ -24,7 +24,9 @@ use std::sync::Arc;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
-pub use state::{FakeTinkerOptions, Fault, FutureScript, ModelState, RecordedRequest};
+pub use state::{
+    FakeTinkerOptions, Fault, FutureScript, ModelState, RecordedRequest, SampledSequence,
+};
 
 use state::lock;
 
@@ -110,6 +112,11 @@ impl FakeTinker {
         }
     }
 
+    /// Drops every queued fault (the backend recovers).
+    pub fn clear_faults(&self) {
+        lock(&self.shared.faults).clear();
+    }
+
     /// Faults still queued (not yet consumed by a request).
     pub fn pending_faults(&self) -> usize {
         lock(&self.shared.faults).len()
@@ -120,6 +127,26 @@ impl FakeTinker {
     /// `load_weights`, `sample`; `*` = any) is delivered.
     pub fn push_script(&self, op: &str, script: FutureScript) {
         lock(&self.shared.scripts).push_back((op.to_owned(), script));
+    }
+
+    /// Lets every submitted request held by [`FutureScript::Hold`] deliver its result;
+    /// returns how many were held.
+    pub fn release_holds(&self) -> usize {
+        release_holds(&self.shared)
+    }
+
+    /// Requests held by [`FutureScript::Hold`] right now.
+    pub fn held(&self) -> usize {
+        lock(&self.shared.world)
+            .jobs
+            .values()
+            .filter(|j| j.script == Some(FutureScript::Hold))
+            .count()
+    }
+
+    /// Every sequence answered to a sample request so far, oldest first.
+    pub fn sampled(&self) -> Vec<SampledSequence> {
+        lock(&self.shared.world).sampled.clone()
     }
 
     /// Makes the next sampled sequence (on any sampler) exactly `tokens`, with their
@@ -181,4 +208,16 @@ impl Drop for FakeTinker {
     fn drop(&mut self) {
         self.shared.shutdown.cancel();
     }
+}
+
+pub(crate) fn release_holds(shared: &state::Shared) -> usize {
+    let mut w = lock(&shared.world);
+    let mut n = 0;
+    for job in w.jobs.values_mut() {
+        if job.script == Some(FutureScript::Hold) {
+            job.script = None;
+            n += 1;
+        }
+    }
+    n
 }

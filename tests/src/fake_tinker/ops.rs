@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use serde_json::{Value, json};
 
 use super::model::{self, Adam, Policy, SampleRequest};
-use super::state::{FakeTinkerOptions, Job, JobResult, Model, ModelState, World};
+use super::state::{FakeTinkerOptions, Job, JobResult, Model, ModelState, SampledSequence, World};
 
 type OpResult = Result<Value, String>;
 
@@ -371,20 +371,24 @@ pub(crate) fn create_sampler(
     vocab: u32,
     body: &Value,
 ) -> Result<String, String> {
-    let theta = match (
+    let (theta, source) = match (
         body.get("model_path").and_then(Value::as_str),
         body.get("base_model").and_then(Value::as_str),
     ) {
-        (Some(p), _) => world
-            .sampler_weights
-            .get(p)
-            .cloned()
-            .ok_or(format!("no sampler weights at {p}"))?,
-        (None, Some(_)) => vec![0.0; vocab as usize],
+        (Some(p), _) => (
+            world
+                .sampler_weights
+                .get(p)
+                .cloned()
+                .ok_or(format!("no sampler weights at {p}"))?,
+            p.to_owned(),
+        ),
+        (None, Some(b)) => (vec![0.0; vocab as usize], format!("base:{b}")),
         (None, None) => return Err("model_path or base_model is required".into()),
     };
     let id = world.next_id("sampler");
     world.samplers.insert(id.clone(), (theta, HashSet::new()));
+    world.sampler_sources.insert(id.clone(), source);
     Ok(id)
 }
 
@@ -442,6 +446,12 @@ pub(crate) fn sample(
         .and_then(Value::as_u64)
         .unwrap_or(1)
         .max(1);
+    let source = world
+        .sampler_sources
+        .get(session)
+        .cloned()
+        .unwrap_or_else(|| "unsaved".to_owned());
+    let mut answered = Vec::new();
     let base_seed = p.get("seed").and_then(Value::as_u64).unwrap_or_else(|| {
         model::hash_tokens(
             model::hash_tokens(seq.unwrap_or(0), &prompt),
@@ -474,9 +484,18 @@ pub(crate) fn sample(
                 Some(script) => model::score(&theta, &req, script),
                 None => model::sample(&theta, &req),
             };
-            json!({"tokens": tokens, "logprobs": logprobs, "stop_reason": reason})
+            let answer = json!({"tokens": tokens, "logprobs": logprobs, "stop_reason": reason});
+            answered.push(SampledSequence {
+                sampling_session_id: session.to_owned(),
+                source: source.clone(),
+                prompt: prompt.clone(),
+                tokens,
+                logprobs,
+            });
+            answer
         })
         .collect();
+    world.sampled.extend(answered);
     Ok(json!({"type": "sample", "sequences": sequences}))
 }
 

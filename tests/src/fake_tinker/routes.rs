@@ -218,6 +218,7 @@ async fn retrieve_future(State(s): S, body: Bytes) -> Response {
             return error(StatusCode::GONE, "the promise expired".into());
         }
         Some(FutureScript::TryAgain(n)) if job.polls <= *n => return try_again(),
+        Some(FutureScript::Hold) => return try_again(),
         Some(FutureScript::Timeout408(n)) if job.polls <= *n => {
             return (
                 StatusCode::REQUEST_TIMEOUT,

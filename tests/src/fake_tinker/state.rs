@@ -75,6 +75,9 @@ pub enum FutureScript {
     /// A failed request: `{"error": message, "category": category}` (Weaver: status
     /// `error`).
     Fail { message: String, category: String },
+    /// `try_again` (Weaver: `running`) until [`super::FakeTinker::release_holds`], so a
+    /// test can keep the client inside one operation for as long as it needs.
+    Hold,
 }
 
 /// One request the fake received.
@@ -94,6 +97,17 @@ impl RecordedRequest {
             .find(|(k, _)| k.eq_ignore_ascii_case(name))
             .map(|(_, v)| v.as_str())
     }
+}
+
+/// One sequence the fake answered to a sample request.
+#[derive(Debug, Clone, Serialize)]
+pub struct SampledSequence {
+    pub sampling_session_id: String,
+    /// The sampler's weights: `base:<model>`, or the path they were saved under.
+    pub source: String,
+    pub prompt: Vec<u32>,
+    pub tokens: Vec<u32>,
+    pub logprobs: Vec<f32>,
 }
 
 /// What the fake knows about one training run, for assertions.
@@ -154,6 +168,10 @@ pub(crate) struct World {
     pub issued_jwt: Option<String>,
     /// Scripted completions returned by the next samples instead of sampled tokens.
     pub canned: VecDeque<Vec<u32>>,
+    /// Sampling session id → where its weights came from (see [`SampledSequence::source`]).
+    pub sampler_sources: HashMap<String, String>,
+    /// Every sequence answered, oldest first.
+    pub sampled: Vec<SampledSequence>,
 }
 
 impl World {

@@ -188,6 +188,7 @@ async fn operation(State(s): S, Path(id): Path<String>) -> Response {
         Some(FutureScript::TryAgain(n) | FutureScript::Timeout408(n)) if job.polls <= *n => {
             return running;
         }
+        Some(FutureScript::Hold) => return running,
         Some(FutureScript::Fail { message, .. }) => {
             return Json(json!({"id": id, "status": "error", "error_code": "failed", "error_message": message})).into_response();
         }
