@@ -270,6 +270,8 @@ impl Engine {
                 Gate::ungated()
             };
             learning.spawn(Arc::new(move || injector.generation()), gate, &shutdown);
+            let key = state.config.api_key.clone();
+            crate::rl::rollout::spawn(learning, &config.rl, addr, key, &shutdown);
         }
 
         let run_info = RunInfo::publish(&paths, addr.port(), options.admin_token.as_deref())?;

@@ -4,6 +4,7 @@
 
 mod connect;
 mod loops;
+pub mod rollout;
 mod serve;
 mod service;
 pub mod settings;
