@@ -5,6 +5,7 @@
 
 pub mod daemon;
 pub mod memory_daemon;
+pub mod rl_daemon;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
