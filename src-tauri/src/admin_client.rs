@@ -76,6 +76,32 @@ impl AdminClient {
         .await
     }
 
+    /// POST whose answer the caller reads whatever its status (an endpoint whose error
+    /// answers carry their own fields), waiting up to `timeout` (long work such as a
+    /// training step); only no answer at all is a failure.
+    pub async fn post_answer(
+        &self,
+        path: &str,
+        timeout: Duration,
+    ) -> Result<(u16, Value), Failure> {
+        let resp = self
+            .http
+            .post(format!("{}{path}", self.base))
+            .timeout(timeout)
+            .bearer_auth(&self.token)
+            .send()
+            .await
+            .map_err(|e| {
+                Failure::error(format!("MetaClaw (PID {}) did not answer: {e}", self.pid))
+            })?;
+        let status = resp.status();
+        let body = resp.bytes().await?;
+        let value = serde_json::from_slice(&body).map_err(|e| {
+            Failure::error(format!("unexpected answer from MetaClaw ({status}): {e}"))
+        })?;
+        Ok((status.as_u16(), value))
+    }
+
     async fn call(&self, method: reqwest::Method, path: &str) -> Result<Value, Failure> {
         self.send(self.http.request(method, format!("{}{path}", self.base)))
             .await

@@ -70,6 +70,16 @@ pub enum Command {
     /// Training windows: whether one is open, why, and when the next one comes.
     #[command(subcommand)]
     Scheduler(SchedulerCommand),
+    /// One weight-training step now (modes rl and madmax): judge what is due, then train on
+    /// the judged samples, training window or not.
+    TrainStep {
+        /// Print the engine's answer as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The trained model's files: its tokenizer and chat template.
+    #[command(subcommand)]
+    Models(ModelsCommand),
     /// Print MetaClaw's log.
     Logs {
         /// Keep printing new lines as they are written.
@@ -341,4 +351,21 @@ pub enum CalendarCommand {
     Disconnect,
     /// Whether a token is stored, the calendars read, and the meetings seen next.
     Status,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ModelsCommand {
+    /// Save MODEL's tokenizer.json, tokenizer_config.json (and chat_template.jinja) to
+    /// `$METACLAW_HOME/models/MODEL/` from Hugging Face or the mirror in `HF_ENDPOINT`
+    /// (`HF_TOKEN` for gated models).
+    Download {
+        /// The model id, like Qwen/Qwen3-4B (default: rl.model, else llm.model_id).
+        model: Option<String>,
+        /// A branch, tag or commit of the model's repository.
+        #[arg(long, value_name = "R")]
+        revision: Option<String>,
+        /// Download from this Hugging Face-compatible host instead (overrides HF_ENDPOINT).
+        #[arg(long, value_name = "URL")]
+        hf_endpoint: Option<String>,
+    },
 }

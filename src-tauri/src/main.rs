@@ -13,7 +13,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use metaclaw_engine::paths::Paths;
 
-use cli::{Cli, Command, StartArgs};
+use cli::{Cli, Command, ModelsCommand, StartArgs};
 use exit::Outcome;
 
 fn main() -> ExitCode {
@@ -79,6 +79,19 @@ fn run(cli: Cli) -> Outcome {
         }
         Some(Command::Resume) => commands::pause::resume(&paths),
         Some(Command::Scheduler(command)) => commands::scheduler::run(&paths, command),
+        Some(Command::TrainStep { json }) => commands::train::run(&paths, json),
+        Some(Command::Models(ModelsCommand::Download {
+            model,
+            revision,
+            hf_endpoint,
+        })) => commands::models::download(
+            &paths,
+            commands::models::DownloadArgs {
+                model,
+                revision,
+                hf_endpoint,
+            },
+        ),
         Some(Command::Uninstall { yes, keep_data }) => {
             commands::uninstall::run(&paths, yes, keep_data)
         }

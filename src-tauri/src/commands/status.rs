@@ -1,9 +1,11 @@
 //! `metaclaw status [--json]`.
 
+mod weights;
+
 use metaclaw_engine::admin::Status;
 use metaclaw_engine::paths::Paths;
 use metaclaw_engine::schedule::{SchedulerStatus, text};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::admin_client::AdminClient;
 use crate::exit::{Failure, Outcome};
@@ -29,10 +31,16 @@ pub fn run(paths: &Paths, as_json: bool) -> Outcome {
         .enable_all()
         .build()?;
     let value = runtime.block_on(client.get("/api/status"))?;
+    // Weight learning; status still answers if this does not.
+    let learning = runtime.block_on(client.get("/api/learning"));
     if as_json {
         let mut v = value;
         if let Some(obj) = v.as_object_mut() {
             obj.insert("running".into(), true.into());
+            obj.insert(
+                "learning".into(),
+                learning.as_ref().map_or(Value::Null, Clone::clone),
+            );
         }
         output::line(v);
         return Ok(());
@@ -110,6 +118,14 @@ pub fn run(paths: &Paths, as_json: bool) -> Outcome {
             Err(e) => output::line(format!("  learning:   unreadable scheduler status ({e})")),
         },
         Err(f) => output::line(format!("  learning:   unknown ({})", f.message)),
+    }
+    match &learning {
+        Ok(v) => {
+            if let Some(line) = weights::line(v) {
+                output::line(format!("  weights:    {line}"));
+            }
+        }
+        Err(f) => output::line(format!("  weights:    unknown ({})", f.message)),
     }
     output::line(format!(
         "  last error: {}",
