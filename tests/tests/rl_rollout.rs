@@ -1,0 +1,174 @@
+//! Programmatic rollout through the real binary: with `rl.openclaw_env_data_dir` set in mode
+//! `rl`, MetaClaw plays a task from the JSONL file through its own proxy; the trained model
+//! (the fake backend, scripted with the toy tokenizer) calls `run_command`, the command
+//! really runs and its output reaches the next prompt, the session is ended, and every
+//! step is stored as a sample.
+
+#![allow(clippy::unwrap_used, clippy::panic)] // test helpers outside #[test] fns
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::daemon::{Home, free_port};
+use metaclaw_e2e::fake_tinker::{FakeTinker, FakeTinkerOptions};
+use metaclaw_e2e::fake_upstream::{FakeOptions, FakeUpstream};
+use metaclaw_e2e::toy_model;
+use serde_json::Value;
+
+const MODEL: &str = "Toy/toy-model";
+const TASK_ID: &str = "task-echo-0001";
+const INSTRUCTION: &str = "Print rollout-ok in the terminal, then finish.";
+
+/// Bounded poll on a condition only the daemon's progress makes true.
+async fn wait_for<T>(what: &str, mut check: impl AsyncFnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        if let Some(v) = check().await {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn rollout_runs_the_models_commands_through_the_proxy_and_stores_samples() {
+    let toy = toy_model::build().unwrap();
+    let tinker = FakeTinker::start(FakeTinkerOptions {
+        vocab_size: toy.vocab_size,
+        eos_token: Some(toy.im_end),
+        ..FakeTinkerOptions::default()
+    })
+    .await
+    .unwrap();
+    tinker.push_completion(toy.encode(
+        r#"<tool_call>{"name":"run_command","arguments":{"command":"echo rollout-ok"}}</tool_call><|im_end|>"#,
+    ));
+    tinker.push_completion(toy.encode(
+        r#"<tool_call>{"name":"run_command","arguments":{"command":"done"}}</tool_call><|im_end|>"#,
+    ));
+    let upstream = FakeUpstream::start(FakeOptions::default()).await.unwrap();
+
+    let tasks = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tasks.path().join("train.jsonl"),
+        format!(
+            "this line is not a task\n{{\"task_id\":\"{TASK_ID}\",\"instruction\":\"{INSTRUCTION}\"}}\n{{\"task_id\":\"no-instruction\"}}\n"
+        ),
+    )
+    .unwrap();
+    let port = free_port();
+    // The judge is unreachable: samples stay unjudged, so nothing trains them away, and
+    // with batch_size 1 the rollout pauses once 4 samples wait.
+    let judge_port = free_port();
+    let home = Home::new(&format!(
+        "mode: rl
+proxy:
+  port: {port}
+llm:
+  api_base: {}
+  model_id: toy-served
+rl:
+  backend: tinker
+  base_url: {}
+  model: {MODEL}
+  batch_size: 1
+  prm_url: http://127.0.0.1:{judge_port}/v1
+  prm_model: judge
+  prm_m: 1
+  openclaw_env_data_dir: {}
+  openclaw_env_concurrency: 1
+",
+        upstream.base_url_openai(),
+        tinker.base_url(),
+        tasks.path().display()
+    ));
+    toy.install(home.path(), MODEL).unwrap();
+    let mut start = home.cmd("file", &["start", "--daemon"]);
+    start.env("METACLAW_RL_API_KEY", tinker.api_key());
+    let o = tokio::task::spawn_blocking(move || start.output().unwrap())
+        .await
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    let base = format!("http://127.0.0.1:{port}");
+    let token = home.admin_token();
+    let http = reqwest::Client::new();
+    let get = async |path: &str| -> Value {
+        http.get(format!("{base}{path}"))
+            .bearer_auth(&token)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    };
+
+    // Step 1, step 2 and the closing request were sampled by the trained model.
+    let sampled = wait_for("three sampled turns", async || {
+        let s = tinker.sampled();
+        (s.len() >= 3).then_some(s)
+    })
+    .await;
+    let first = toy.decode(&sampled[0].prompt);
+    assert!(first.contains(INSTRUCTION), "{first}");
+    assert!(
+        first.contains("run_command"),
+        "the tool is offered: {first}"
+    );
+    // The command ran and its output went back: the command's text alone has no `Output:`.
+    let second = toy.decode(&sampled[1].prompt);
+    assert!(second.contains("Output:\nrollout-ok"), "{second}");
+    let closing = toy.decode(&sampled[2].prompt);
+    assert!(closing.contains("Task complete."), "{closing}");
+
+    // The episode's session: main turns answered by the trained model, then ended.
+    let session = wait_for("the rollout session's turns", async || {
+        let _ = http
+            .post(format!("{base}/api/recorder/flush"))
+            .bearer_auth(&token)
+            .send()
+            .await
+            .unwrap();
+        let turns = get("/api/turns?limit=100").await;
+        turns["turns"].as_array().unwrap().iter().find_map(|t| {
+            let s = t["session_id"].as_str().unwrap_or("");
+            s.starts_with(&format!("env-{TASK_ID}-"))
+                .then(|| s.to_owned())
+        })
+    })
+    .await;
+    let turns = get(&format!("/api/turns?session={session}")).await;
+    let turns = turns["turns"].as_array().unwrap();
+    assert!(turns.len() >= 3, "{turns:?}");
+    assert!(
+        turns
+            .iter()
+            .all(|t| t["turn_type"] == "main" && t["upstream"] == "trained-model"),
+        "{turns:?}"
+    );
+    let db = home.path().join("metaclaw.db");
+    wait_for("the session to end", async || {
+        let store = metaclaw_store::Store::open_read_only(&db).ok()?;
+        store
+            .session(&session)
+            .ok()
+            .flatten()
+            .filter(|s| s.ended_at_ms.is_some())
+    })
+    .await;
+
+    // Every step is a sample waiting for training; the scratch directory is gone.
+    let learning = get("/api/learning").await;
+    assert_eq!(learning["state"], "ready", "{learning}");
+    assert!(
+        learning["samples"]["waiting"].as_u64().unwrap() >= 2,
+        "{learning}"
+    );
+    let scratch = home.path().join("rollout").join(&session);
+    wait_for("the scratch directory to be removed", async || {
+        (!scratch.exists()).then_some(())
+    })
+    .await;
+}
