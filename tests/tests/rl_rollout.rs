@@ -123,7 +123,8 @@ rl:
     let closing = toy.decode(&sampled[2].prompt);
     assert!(closing.contains("Task complete."), "{closing}");
 
-    // The episode's session: main turns answered by the trained model, then ended.
+    // The first episode's session (a later round may have started another): main turns
+    // answered by the trained model, then ended.
     let session = wait_for("the rollout session's turns", async || {
         let _ = http
             .post(format!("{base}/api/recorder/flush"))
@@ -132,16 +133,33 @@ rl:
             .await
             .unwrap();
         let turns = get("/api/turns?limit=100").await;
-        turns["turns"].as_array().unwrap().iter().find_map(|t| {
-            let s = t["session_id"].as_str().unwrap_or("");
-            s.starts_with(&format!("env-{TASK_ID}-"))
-                .then(|| s.to_owned())
-        })
+        turns["turns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| {
+                t["session_id"]
+                    .as_str()
+                    .is_some_and(|s| s.starts_with(&format!("env-{TASK_ID}-")))
+            })
+            .min_by_key(|t| t["id"].as_i64().unwrap())
+            .map(|t| t["session_id"].as_str().unwrap().to_owned())
     })
     .await;
-    let turns = get(&format!("/api/turns?session={session}")).await;
-    let turns = turns["turns"].as_array().unwrap();
-    assert!(turns.len() >= 3, "{turns:?}");
+    // Two steps and the closing request.
+    let turns = wait_for("the episode's three turns", async || {
+        let _ = http
+            .post(format!("{base}/api/recorder/flush"))
+            .bearer_auth(&token)
+            .send()
+            .await
+            .unwrap();
+        let turns = get(&format!("/api/turns?session={session}")).await;
+        let turns = turns["turns"].as_array().unwrap().clone();
+        (turns.len() >= 3).then_some(turns)
+    })
+    .await;
+    assert_eq!(turns.len(), 3, "{turns:?}");
     assert!(
         turns
             .iter()
