@@ -1,7 +1,8 @@
 //! The weight-learning commands through the real binary: `models download` against the fake
 //! Hugging Face host (a loadable toy tokenizer, a revision, the token sent and never shown, a
 //! missing model, a bad id, no server), `train-step` when MetaClaw is not running and in
-//! skills_only, and `status` in rl mode with a training backend nobody answers at.
+//! skills_only, a step on the fake backend and the weights it leaves serving, and `status` in
+//! rl mode with a training backend nobody answers at.
 
 #![allow(clippy::unwrap_used, clippy::panic)] // test helpers outside #[test] fns
 
@@ -11,6 +12,7 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use common::daemon::{Home, free_port, stdout};
+use common::rl_daemon::{RlDaemon, RlSetup};
 use metaclaw_e2e::fake_tinker::{FakeTinker, FakeTinkerOptions};
 use metaclaw_e2e::toy_model::{self, ToyModel};
 use serde_json::Value;
@@ -289,4 +291,55 @@ async fn status_in_rl_mode_says_the_backend_is_unavailable_and_why() {
         stderr(&o).contains("Training step failed: the training backend is not connected"),
         "{o:?}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn train_step_trains_on_what_waits_and_status_shows_the_new_weights() {
+    // A batch larger than the test's samples: only train-step trains.
+    let d = RlDaemon::start(RlSetup {
+        batch_size: 8,
+        ..RlSetup::default()
+    })
+    .await;
+    d.wait_ready().await;
+
+    let o = output(cmd(&d.home, &["train-step"])).await;
+    assert!(o.status.success(), "{o:?}");
+    assert_eq!(
+        stdout(&o),
+        "Nothing to train: 0 judged sample(s) waiting; a step needs 1\n"
+    );
+
+    d.script("Sure.<|im_end|>");
+    d.say("cli-1", "Please list the files.", true).await;
+    d.wait_learning("the turn kept as a judged sample", 60, |v| {
+        v["samples"]["waiting"] == 1 && v["samples"]["unjudged"] == 0
+    })
+    .await;
+
+    let o = output(cmd(&d.home, &["train-step"])).await;
+    assert!(o.status.success(), "{o:?}\n{}", d.log_tail());
+    let v = d.learning().await;
+    let row = &v["steps"][0];
+    assert_eq!(row["step"], 1, "{v:#}");
+    let mut said = format!(
+        "Step 1 done: 1 samples, mean reward {:.2}",
+        row["mean_reward"].as_f64().unwrap()
+    );
+    if let Some(loss) = row["loss"].as_f64() {
+        said.push_str(&format!(", loss {loss:.2}"));
+    }
+    assert_eq!(stdout(&o), format!("{said}\n"));
+
+    let o = output(cmd(&d.home, &["status"])).await;
+    let out = stdout(&o);
+    assert!(
+        out.lines().any(|l| l
+            == "  weights:    rl · tinker · ready · serving step_000001 · step 1 · 0 samples waiting"),
+        "{out}"
+    );
+    let o = output(cmd(&d.home, &["status", "--json"])).await;
+    let status: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(status["learning"]["step"], 1, "{status}");
+    assert_eq!(status["learning"]["samples"]["consumed"], 1, "{status}");
 }
