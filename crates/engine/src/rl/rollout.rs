@@ -19,6 +19,10 @@
 //! never samples without bound while nothing trains, and it stops once `rl.max_steps` steps
 //! are done. It also waits until the trained model serves: before that, main turns go to the
 //! upstream LLM and make no samples.
+//!
+//! Not a sandbox: commands run as the user MetaClaw runs as, so the task file must be
+//! trusted (the scratch directory and the emptied environment only keep episodes apart and
+//! keys out of reach of a command that prints its environment).
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -324,7 +328,8 @@ struct Rollout {
 /// Whether a round may start.
 enum Next {
     Go,
-    Wait(String),
+    /// Why not yet, and when to look again.
+    Wait(String, Duration),
     Stop,
 }
 
@@ -339,15 +344,10 @@ impl Rollout {
                     tracing::info!("programmatic rollout stops: rl.max_steps training steps done");
                     return;
                 }
-                Next::Wait(why) => {
+                Next::Wait(why, poll) => {
                     if waiting_for.as_deref() != Some(why.as_str()) {
                         tracing::info!("programmatic rollout waits: {why}");
                     }
-                    let poll = if why.starts_with("the trained model") {
-                        READY_POLL
-                    } else {
-                        BACKLOG_POLL
-                    };
                     waiting_for = Some(why);
                     if !pause(poll, shutdown).await {
                         return;
@@ -381,10 +381,11 @@ impl Rollout {
     fn next(&self) -> Next {
         let inner = &self.learning.inner;
         let Some(ready) = inner.ready.get() else {
-            return Next::Wait(match self.learning.link() {
-                Link::Unavailable(_) => "the trained model is unavailable".into(),
-                _ => "the trained model is not serving yet".into(),
-            });
+            let why = match self.learning.link() {
+                Link::Unavailable(_) => "the trained model is unavailable",
+                _ => "the trained model is not serving yet",
+            };
+            return Next::Wait(why.into(), READY_POLL);
         };
         let settings = self.learning.settings();
         if u64::try_from(ready.trainer.status().step).unwrap_or(0) >= settings.max_steps {
@@ -392,12 +393,15 @@ impl Rollout {
         }
         let limit = BACKLOG_BATCHES * u64::from(settings.trainer.batch_size.max(1));
         match inner.samples.counts() {
-            Ok(c) if c.waiting >= limit => Next::Wait(format!(
-                "{} samples wait for training (pausing at {limit})",
-                c.waiting
-            )),
+            Ok(c) if c.waiting >= limit => Next::Wait(
+                format!(
+                    "{} samples wait for training (pausing at {limit})",
+                    c.waiting
+                ),
+                BACKLOG_POLL,
+            ),
             Ok(_) => Next::Go,
-            Err(e) => Next::Wait(format!("cannot count the samples: {e}")),
+            Err(e) => Next::Wait(format!("cannot count the samples: {e}"), BACKLOG_POLL),
         }
     }
 
