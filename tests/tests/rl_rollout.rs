@@ -189,4 +189,44 @@ rl:
         (!scratch.exists()).then_some(())
     })
     .await;
+
+    // The episode's outcome is logged; the bad lines were counted, not fatal.
+    let episode = wait_for("the episode's log line", async || {
+        daemon_log(&home).lines().find_map(|l| {
+            (l.contains("rollout episode finished")
+                && l.contains(&format!("session=\"{session}\"")))
+            .then(|| l.to_owned())
+        })
+    })
+    .await;
+    assert!(episode.contains(&format!("task={TASK_ID}")), "{episode}");
+    assert!(episode.contains("steps=2"), "{episode}");
+    assert!(episode.contains("ended=task complete"), "{episode}");
+    assert!(
+        daemon_log(&home).contains("skipped=2"),
+        "the two bad lines are counted"
+    );
+
+    // Back-pressure: nothing trains (the judge is unreachable), so once 4 × batch_size
+    // samples wait the rollout pauses; at that point every sampled reply is a stored sample.
+    wait_for("the rollout to pause for training", async || {
+        daemon_log(&home)
+            .contains("samples wait for training (pausing at 4)")
+            .then_some(())
+    })
+    .await;
+    let learning = get("/api/learning").await;
+    let waiting = learning["samples"]["waiting"].as_u64().unwrap();
+    assert!(waiting >= 4, "{learning}");
+    assert_eq!(tinker.sampled().len() as u64, waiting, "{learning}");
+}
+
+/// Every log file of the home, concatenated.
+fn daemon_log(home: &Home) -> String {
+    let Ok(dir) = std::fs::read_dir(home.path().join("logs")) else {
+        return String::new();
+    };
+    dir.filter_map(|e| e.ok())
+        .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+        .collect()
 }
