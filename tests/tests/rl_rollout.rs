@@ -230,3 +230,65 @@ fn daemon_log(home: &Home) -> String {
         .filter_map(|e| std::fs::read_to_string(e.path()).ok())
         .collect()
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_missing_task_file_turns_the_rollout_off_with_one_warning_and_the_engine_serves() {
+    let toy = toy_model::build().unwrap();
+    let tinker = FakeTinker::start(FakeTinkerOptions {
+        vocab_size: toy.vocab_size,
+        eos_token: Some(toy.im_end),
+        ..FakeTinkerOptions::default()
+    })
+    .await
+    .unwrap();
+    let tasks = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let home = Home::new(&format!(
+        "mode: rl
+proxy:
+  port: {port}
+rl:
+  backend: tinker
+  base_url: {}
+  model: {MODEL}
+  prm_url: ''
+  openclaw_env_data_dir: {}
+  openclaw_env_split: nosuch
+",
+        tinker.base_url(),
+        tasks.path().display()
+    ));
+    toy.install(home.path(), MODEL).unwrap();
+    let mut start = home.cmd("file", &["start", "--daemon"]);
+    start.env("METACLAW_RL_API_KEY", tinker.api_key());
+    let o = tokio::task::spawn_blocking(move || start.output().unwrap())
+        .await
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+
+    let log = wait_for("the rollout's warning", async || {
+        let log = daemon_log(&home);
+        log.contains("programmatic rollout is off").then_some(log)
+    })
+    .await;
+    let file = tasks.path().join("nosuch.jsonl");
+    assert!(log.contains(&file.display().to_string()), "{log}");
+    // The engine goes on: the trained model connects and serves.
+    let http = reqwest::Client::new();
+    let token = home.admin_token();
+    let learning = wait_for("the trained model to be ready", async || {
+        let v: Value = http
+            .get(format!("http://127.0.0.1:{port}/api/learning"))
+            .bearer_auth(&token)
+            .send()
+            .await
+            .ok()?
+            .json()
+            .await
+            .ok()?;
+        (v["state"] == "ready").then_some(v)
+    })
+    .await;
+    assert_eq!(learning["samples"]["waiting"], 0, "{learning}");
+    assert!(tinker.sampled().is_empty());
+}
