@@ -67,6 +67,7 @@ pub(super) async fn judge_round(
     }
     let mut error = None;
     let mut scored = 0;
+    let mut teacher_scored = 0;
     if let Some(judge) = judge {
         match judge
             .judge_pending(&inner.samples, now_ms(), JUDGE_BATCH)
@@ -81,14 +82,21 @@ pub(super) async fn judge_round(
     }
     if let Some(teacher) = teacher {
         match teacher.score_pending(&inner.samples, JUDGE_BATCH).await {
-            Ok(report) => error = error.or(report.last_error),
+            Ok(report) => {
+                teacher_scored = report.scored;
+                error = error.or(report.last_error);
+            }
             Err(e) => error = Some(e.to_string()),
         }
     }
     if let Some(e) = &error {
         tracing::warn!(error = %e, "judging samples failed; they are held and retried");
     }
-    *lock(&inner.judge_error) = error;
+    // A round with nothing due says nothing about the judge: the error of a held sample
+    // stays shown until a judgement succeeds.
+    if error.is_some() || scored > 0 || teacher_scored > 0 {
+        *lock(&inner.judge_error) = error;
+    }
     if scored > 0 {
         inner.wake_trainer.notify_one();
     }
