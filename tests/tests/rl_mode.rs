@@ -81,6 +81,15 @@ fn reassemble_sse(text: &str) -> (Value, Value) {
     )
 }
 
+/// Step `n` is over and recorded (the step counter moves before the step's row is written).
+fn step_done(v: &Value, n: u64) -> bool {
+    v["training"] == false
+        && v["steps"]
+            .as_array()
+            .and_then(|s| s.last())
+            .is_some_and(|s| s["step"] == n)
+}
+
 fn token_ids(v: &Value) -> Vec<u32> {
     v.as_array()
         .unwrap()
@@ -247,7 +256,7 @@ async fn serves_samples_trains_and_swaps_to_the_new_weights() {
 
     // Batch of 2 judged (scores 0 and 1) → one step by itself → the new weights serve.
     let v = d
-        .wait_learning("step 1 by itself", 90, |v| v["step"] == 1)
+        .wait_learning("step 1 by itself", 90, |v| step_done(v, 1))
         .await;
     let step = &v["steps"][0];
     assert_eq!(step["step"], 1);
@@ -357,9 +366,7 @@ async fn requests_during_the_weight_swap_are_served_by_the_trained_model() {
 
     assert_eq!(d.tinker.release_holds(), 1);
     let v = d
-        .wait_learning("the swap finishing", 60, |v| {
-            v["step"] == 1 && v["training"] == false
-        })
+        .wait_learning("the swap finishing", 60, |v| step_done(v, 1))
         .await;
     let serving = v["serving"].as_str().unwrap().to_owned();
     assert!(serving.contains("step_000001"), "{v:#}");
@@ -484,11 +491,82 @@ async fn a_restart_in_the_middle_of_a_batch_keeps_its_samples() {
     d.script("Sure.<|im_end|>");
     d.say("r2", "One more thing.", true).await;
     let v = d
-        .wait_learning("step 1 on the full batch", 90, |v| v["step"] == 1)
+        .wait_learning("step 1 on the full batch", 90, |v| step_done(v, 1))
         .await;
     assert_eq!(v["steps"][0]["samples"], 3, "{v:#}");
     assert_eq!(v["samples"]["consumed"], 3);
     assert_eq!(v["samples"]["waiting"], 0);
+    let checkpoint = v["last_checkpoint"].as_str().unwrap().to_owned();
+
+    // Restarted after a step: training resumes from its checkpoint, which then serves.
+    d.stop_process().await;
+    d.start_process().await;
+    let v = d.wait_ready().await;
+    assert_eq!(v["step"], 1);
+    assert_eq!(v["last_checkpoint"], checkpoint.as_str());
+    let serving = v["serving"].as_str().unwrap().to_owned();
+    assert!(serving.contains("resume_000001"), "{v:#}");
+    let loads = d.tinker.requests_to("/api/v1/load_weights");
+    assert_eq!(loads.len(), 1);
+    assert_eq!(loads[0].body["path"], checkpoint.as_str());
+    d.script("Sure.<|im_end|>");
+    d.say("r3", "Still there?", false).await;
+    assert_eq!(d.tinker.sampled().pop().unwrap().source, serving);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_swap_after_the_optimizer_step_trains_nothing_twice() {
+    let d = RlDaemon::start(RlSetup::default()).await;
+    d.wait_ready().await;
+    d.tinker.push_script(
+        "save_weights_for_sampler",
+        FutureScript::Fail {
+            message: "disk full".into(),
+            category: "server".into(),
+        },
+    );
+    d.script("Sure.<|im_end|>");
+    d.say("x", "Hello.", false).await;
+    d.script("Sure.<|im_end|>");
+    d.say("x", "How are you?", true).await;
+    let v = d
+        .wait_learning("the step recorded with its error", 60, |v| {
+            v["steps"].as_array().is_some_and(|s| s.len() == 1) && v["training"] == false
+        })
+        .await;
+    let step = &v["steps"][0];
+    assert_eq!(step["step"], 1);
+    assert!(
+        step["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("disk full")),
+        "{v:#}"
+    );
+    assert!(step["sampler_path"].is_null());
+    assert!(step["checkpoint_path"].is_null());
+    assert_eq!(v["step"], 1);
+    assert_eq!(v["serving"], "base model", "{v:#}");
+    assert!(
+        v["last_error"]
+            .as_str()
+            .is_some_and(|e| e.contains("disk full"))
+    );
+    assert_eq!(v["samples"]["consumed"], 2, "the optimizer applied them");
+    assert_eq!(v["samples"]["waiting"], 0);
+
+    // The next step first serves what was trained; nothing is trained twice.
+    let (status, report) = d.train_step(Some(&d.admin_token())).await;
+    assert_eq!(status, 200, "{report:#}");
+    assert_eq!(report["status"], "skipped", "{report:#}");
+    let v = d.learning().await;
+    let serving = v["serving"].as_str().unwrap().to_owned();
+    assert!(serving.contains("step_000001"), "{v:#}");
+    assert_eq!(v["step"], 1);
+    assert_eq!(d.tinker.requests_to("/api/v1/forward_backward").len(), 1);
+    assert_eq!(d.tinker.requests_to("/api/v1/optim_step").len(), 1);
+    d.script("Sure.<|im_end|>");
+    d.say("y", "Hello again.", false).await;
+    assert_eq!(d.tinker.sampled().pop().unwrap().source, serving);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -538,4 +616,51 @@ async fn train_step_contract() {
         .unwrap();
     assert_eq!(view["active"], false);
     assert_eq!(view["state"], "off");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_judge_outage_holds_the_sample_and_retries_it_later() {
+    let d = RlDaemon::start(RlSetup {
+        batch_size: 1,
+        ..RlSetup::default()
+    })
+    .await;
+    d.wait_ready().await;
+    // One vote and all its retries fail.
+    d.judge.push_fault(503, 4);
+    d.script("Sure.<|im_end|>");
+    d.say("j", "Hello.", true).await;
+    let v = d
+        .wait_learning("the sample held with the judge's error", 60, |v| {
+            v["samples"]["held"] == 1 && v["last_error"].is_string()
+        })
+        .await;
+    assert!(v["last_error"].as_str().unwrap().contains("503"), "{v:#}");
+    assert_eq!(v["step"], 0);
+    assert_eq!(v["samples"]["waiting"], 1, "{v:#}");
+    assert_eq!(d.judge.requests().len(), 4);
+
+    // "Train now" runs a judge round with nothing due (the hold has not expired): nothing
+    // to train, and the reason the sample waits is still shown.
+    let (status, report) = d.train_step(Some(&d.admin_token())).await;
+    assert_eq!(status, 200, "{report:#}");
+    assert_eq!(report["status"], "skipped", "{report:#}");
+    let v = d.learning().await;
+    assert_eq!(v["samples"]["held"], 1, "{v:#}");
+    assert!(
+        v["last_error"].as_str().is_some_and(|e| e.contains("503")),
+        "the held sample's error stays visible until it is judged: {v:#}"
+    );
+    assert_eq!(d.judge.requests().len(), 4);
+
+    // The judge is back; the held sample is judged again later and trains.
+    let v = d
+        .wait_learning("the held sample judged and trained", 120, |v| {
+            step_done(v, 1)
+        })
+        .await;
+    assert_eq!(v["samples"]["held"], 0);
+    assert_eq!(v["steps"][0]["samples"], 1);
+    assert_eq!(v["steps"][0]["mean_reward"], 1.0);
+    assert_eq!(d.judge.requests().len(), 5);
 }
