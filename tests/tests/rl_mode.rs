@@ -310,6 +310,7 @@ async fn serves_samples_trains_and_swaps_to_the_new_weights() {
     let last = d.tinker.sampled().pop().unwrap();
     assert_eq!(last.source, sampler_path);
     assert_ne!(last.sampling_session_id, sampled[0].sampling_session_id);
+    d.assert_no_secrets_on_disk();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -426,6 +427,7 @@ async fn a_backend_outage_mid_step_keeps_the_batch_for_a_manual_step() {
     assert_eq!(v["samples"]["consumed"], 2);
     assert!(v["last_error"].is_null(), "{v:#}");
     assert!(v["serving"].as_str().unwrap().contains("step_000001"));
+    d.assert_no_secrets_on_disk();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -663,4 +665,106 @@ async fn a_judge_outage_holds_the_sample_and_retries_it_later() {
     assert_eq!(v["steps"][0]["samples"], 1);
     assert_eq!(v["steps"][0]["mean_reward"], 1.0);
     assert_eq!(d.judge.requests().len(), 5);
+}
+
+/// Reassembles an Anthropic SSE body: (thinking, text, tool uses as (name, input), stop).
+fn reassemble_anthropic_sse(text: &str) -> (String, String, Vec<(String, Value)>, Value) {
+    let (mut thinking, mut out) = (String::new(), String::new());
+    let mut tools: Vec<(String, String)> = Vec::new();
+    let mut stop = Value::Null;
+    for data in text.lines().filter_map(|l| l.strip_prefix("data: ")) {
+        let ev: Value = serde_json::from_str(data).unwrap();
+        match ev["type"].as_str().unwrap_or("") {
+            "content_block_start" if ev["content_block"]["type"] == "tool_use" => tools.push((
+                ev["content_block"]["name"].as_str().unwrap().to_owned(),
+                String::new(),
+            )),
+            "content_block_delta" => {
+                let d = &ev["delta"];
+                match d["type"].as_str().unwrap_or("") {
+                    "thinking_delta" => thinking.push_str(d["thinking"].as_str().unwrap()),
+                    "text_delta" => out.push_str(d["text"].as_str().unwrap()),
+                    "input_json_delta" => tools
+                        .last_mut()
+                        .unwrap()
+                        .1
+                        .push_str(d["partial_json"].as_str().unwrap()),
+                    _ => {}
+                }
+            }
+            "message_delta" => stop = ev["delta"]["stop_reason"].clone(),
+            _ => {}
+        }
+    }
+    let tools = tools
+        .into_iter()
+        .map(|(n, a)| (n, serde_json::from_str(&a).unwrap()))
+        .collect();
+    (thinking, out, tools, stop)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn side_turns_length_cuts_and_anthropic_streams() {
+    let d = RlDaemon::start(RlSetup {
+        batch_size: 10,
+        ..RlSetup::default()
+    })
+    .await;
+    d.wait_ready().await;
+
+    // A side turn goes to the upstream LLM and is no sample.
+    let r = reqwest::Client::new()
+        .post(d.url("/v1/chat/completions"))
+        .bearer_auth(common::daemon::PROXY_KEY)
+        .header("x-session-id", "side")
+        .header("x-turn-type", "side")
+        .json(&json!({"model": "agent", "messages": [{"role": "user", "content": "Summarise."}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(v["choices"][0]["message"]["content"], "Echo: Summarise.");
+    assert!(d.tinker.sampled().is_empty());
+
+    // The token limit cuts the reply: finish_reason length, and the sample keeps the cut.
+    d.script("Sure. I will list them now.<|im_end|>");
+    let r = d
+        .chat(
+            "cut",
+            &json!({"model": "agent", "max_tokens": 2,
+                    "messages": [{"role": "user", "content": "Hello."}]}),
+            false,
+        )
+        .await;
+    assert_eq!(r.status(), 200);
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(v["choices"][0]["finish_reason"], "length", "{v:#}");
+    let s = d.tinker.sampled().pop().unwrap();
+    assert_eq!(s.tokens.len(), 2);
+    assert_eq!(
+        v["choices"][0]["message"]["content"],
+        d.toy.decode(&s.tokens).trim()
+    );
+
+    // Anthropic client, streamed.
+    d.script(TOOL_REPLY);
+    let body = json!({
+        "model": "agent", "max_tokens": 256, "stream": true,
+        "tools": [{"name": "run", "description": "Run a shell command",
+                   "input_schema": {"type": "object", "properties": {"cmd": {"type": "string"}}}}],
+        "messages": [{"role": "user", "content": ASK}]});
+    let r = d.messages("anth", &body, false).await;
+    assert_eq!(r.status(), 200);
+    let (thinking, text, tools, stop) = reassemble_anthropic_sse(&r.text().await.unwrap());
+    assert_eq!(thinking, "plan");
+    assert_eq!(text, "Sure.");
+    assert_eq!(tools, [("run".to_owned(), json!({"cmd": "ls"}))]);
+    assert_eq!(stop, "tool_use");
+
+    let v = d.learning().await;
+    assert_eq!(v["served"]["sampled"], 2);
+    assert_eq!(v["served"]["fallback"], 0);
+    assert_eq!(v["samples"]["waiting"], 2, "{v:#}");
+    assert_eq!(d.upstream_chats(), 1, "only the side turn went upstream");
 }

@@ -265,6 +265,17 @@ impl RlDaemon {
         (status, r.json().await.unwrap_or(Value::Null))
     }
 
+    /// The backend's and the judge's keys (given by environment) are in neither the
+    /// config nor the daemon's log.
+    pub fn assert_no_secrets_on_disk(&self) {
+        let log = std::fs::read_to_string(self.home.path().join("logs/daemon.log")).unwrap();
+        let config = std::fs::read_to_string(self.home.path().join("config.yaml")).unwrap();
+        assert!(log.contains("training step"), "the log is the daemon's");
+        for key in [TINKER_KEY, JUDGE_KEY] {
+            assert!(!log.contains(key) && !config.contains(key));
+        }
+    }
+
     /// Chat requests the upstream LLM received.
     pub fn upstream_chats(&self) -> usize {
         self.upstream
