@@ -11,7 +11,9 @@ use std::collections::BTreeMap;
 
 use common::daemon::{Home, free_port};
 use common::rl_daemon::{MODEL, RlDaemon, RlSetup, TINKER_KEY, TokenizerFrom};
-use metaclaw_e2e::fake_tinker::{Fault, FutureScript, SampledSequence};
+use metaclaw_e2e::fake_tinker::{
+    FakeTinker, FakeTinkerOptions, Fault, FutureScript, SampledSequence,
+};
 use serde_json::{Value, json};
 
 /// What the toy model "says" in the first scenario: thinking, text and one tool call.
@@ -463,6 +465,32 @@ async fn backend_down_at_start_falls_back_to_the_upstream_llm() {
     assert_eq!(status, 500, "{report:#}");
     assert_eq!(report["status"], "error");
     assert!(report["message"].as_str().is_some_and(|m| !m.is_empty()));
+
+    // The backend comes up where the config points: the next attempt connects, no restart.
+    let port: u16 = d.backend_url.rsplit(':').next().unwrap().parse().unwrap();
+    let late = FakeTinker::start_on_port(
+        FakeTinkerOptions {
+            api_key: TINKER_KEY.into(),
+            vocab_size: d.toy.vocab_size,
+            eos_token: Some(d.toy.im_end),
+            ..FakeTinkerOptions::default()
+        },
+        port,
+    )
+    .await
+    .unwrap();
+    let v = d
+        .wait_learning("connected once the backend is up", 90, |v| {
+            v["state"] == "ready"
+        })
+        .await;
+    assert_eq!(v["serving"], "base model");
+    assert!(v["last_error"].is_null(), "{v:#}");
+    late.push_completion(d.toy.encode("Sure.<|im_end|>"));
+    let msg = d.say("f", "Hello again.", false).await;
+    assert_eq!(msg["content"], "Sure.");
+    assert_eq!(late.sampled().len(), 1);
+    assert_eq!(d.upstream_chats(), 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
