@@ -367,7 +367,14 @@ async fn requests_during_the_weight_swap_are_served_by_the_trained_model() {
         "requests in flight keep the old sampler"
     );
 
+    let mut events = d.events().await;
     assert_eq!(d.tinker.release_holds(), 1);
+    let finished = events.next_of("training_finished").await;
+    assert_eq!(finished["step"], 1, "{finished}");
+    assert_eq!(
+        finished["reward"], 1.0,
+        "the judge's default score: {finished}"
+    );
     let v = d
         .wait_learning("the swap finishing", 60, |v| step_done(v, 1))
         .await;
@@ -775,6 +782,21 @@ async fn side_turns_length_cuts_and_anthropic_streams() {
         d.toy.decode(&s.tokens).trim()
     );
 
+    // The sampler failing on a turn: the upstream LLM answers it, and it is no sample.
+    d.tinker.push_script(
+        "sample",
+        FutureScript::Fail {
+            message: "sampler crashed".into(),
+            category: "server".into(),
+        },
+    );
+    let msg = d.say("fail", "Hello?", false).await;
+    assert_eq!(msg["content"], "Echo: Hello?");
+    let v = d.learning().await;
+    assert_eq!(v["served"]["fallback"], 1, "{v:#}");
+    assert_eq!(v["served"]["sampled"], 1);
+    assert_eq!(v["samples"]["waiting"], 1);
+
     // Anthropic client, streamed.
     d.script(TOOL_REPLY);
     let body = json!({
@@ -792,7 +814,11 @@ async fn side_turns_length_cuts_and_anthropic_streams() {
 
     let v = d.learning().await;
     assert_eq!(v["served"]["sampled"], 2);
-    assert_eq!(v["served"]["fallback"], 0);
+    assert_eq!(v["served"]["fallback"], 1);
     assert_eq!(v["samples"]["waiting"], 2, "{v:#}");
-    assert_eq!(d.upstream_chats(), 1, "only the side turn went upstream");
+    assert_eq!(
+        d.upstream_chats(),
+        2,
+        "the side turn and the failed sample went upstream"
+    );
 }

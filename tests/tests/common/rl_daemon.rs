@@ -276,6 +276,22 @@ impl RlDaemon {
         }
     }
 
+    /// `/api/events`, opened now.
+    pub async fn events(&self) -> EventStream {
+        let resp = self
+            .http
+            .get(self.url("/api/events"))
+            .bearer_auth(self.admin_token())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 200);
+        EventStream {
+            resp,
+            buf: String::new(),
+        }
+    }
+
     /// Chat requests the upstream LLM received.
     pub fn upstream_chats(&self) -> usize {
         self.upstream
@@ -283,5 +299,36 @@ impl RlDaemon {
             .iter()
             .filter(|r| r.path.contains("/chat/completions"))
             .count()
+    }
+}
+
+pub struct EventStream {
+    resp: reqwest::Response,
+    buf: String,
+}
+
+impl EventStream {
+    /// The data of the first `event: <kind>` to arrive, within 60 s.
+    pub async fn next_of(&mut self, kind: &str) -> Value {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+        let head = format!("event: {kind}");
+        loop {
+            while let Some(end) = self.buf.find("\n\n") {
+                let frame: String = self.buf.drain(..end + 2).collect();
+                if frame.lines().any(|l| l == head) {
+                    let data = frame
+                        .lines()
+                        .find_map(|l| l.strip_prefix("data: "))
+                        .unwrap();
+                    return serde_json::from_str(data).unwrap();
+                }
+            }
+            let chunk = tokio::time::timeout_at(deadline, self.resp.chunk())
+                .await
+                .unwrap_or_else(|_| panic!("no `{kind}` event within 60 s"))
+                .unwrap()
+                .unwrap_or_else(|| panic!("the event stream ended before `{kind}`"));
+            self.buf.push_str(&String::from_utf8_lossy(&chunk));
+        }
     }
 }
