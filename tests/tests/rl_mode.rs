@@ -822,3 +822,74 @@ async fn side_turns_length_cuts_and_anthropic_streams() {
         "the side turn and the failed sample went upstream"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn samples_of_an_older_skill_generation_are_dropped() {
+    let d = RlDaemon::start(RlSetup {
+        skills: true,
+        ..RlSetup::default()
+    })
+    .await;
+    d.wait_ready().await;
+    let (status, skills) = d.admin(reqwest::Method::GET, "/api/skills").await;
+    assert_eq!(status, 200);
+    let before = skills["generation"].as_u64().unwrap();
+    let name = skills["skills"][0]["name"].as_str().unwrap().to_owned();
+
+    d.script("Sure.<|im_end|>");
+    d.say("g1", "Hello.", true).await;
+    d.wait_learning("the first sample judged", 60, |v| {
+        v["samples"]["waiting"] == 1 && v["samples"]["unjudged"] == 0
+    })
+    .await;
+
+    // The library changes: a new generation.
+    let (status, _) = d
+        .admin(
+            reqwest::Method::POST,
+            &format!("/api/skills/{name}/disable"),
+        )
+        .await;
+    assert_eq!(status, 200);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let (_, skills) = d.admin(reqwest::Method::GET, "/api/skills").await;
+        if skills["generation"].as_u64().unwrap() > before {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the generation did not change"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+
+    // Two judged samples wait, but one is of the old generation: dropped, no step.
+    d.script("Sure.<|im_end|>");
+    d.say("g2", "Hello again.", true).await;
+    let v = d
+        .wait_learning("the old sample dropped", 60, |v| {
+            v["samples"]["dropped"] == 1
+        })
+        .await;
+    assert_eq!(v["samples"]["waiting"], 1, "{v:#}");
+    assert_eq!(v["step"], 0);
+    assert!(d.tinker.requests_to("/api/v1/forward_backward").is_empty());
+
+    d.script("Sure.<|im_end|>");
+    d.say("g3", "And once more.", true).await;
+    let v = d
+        .wait_learning("a step on the new generation", 60, |v| step_done(v, 1))
+        .await;
+    assert_eq!(v["steps"][0]["samples"], 2, "{v:#}");
+    assert_eq!(v["samples"]["dropped"], 1);
+    assert_eq!(v["samples"]["consumed"], 2);
+    let fb = d.tinker.requests_to("/api/v1/forward_backward");
+    let datums = fb[0].body["forward_backward_input"]["data"]
+        .as_array()
+        .unwrap();
+    let sampled = d.tinker.sampled();
+    let mut sources: Vec<usize> = datums.iter().map(|x| datum_source(x, &sampled)).collect();
+    sources.sort_unstable();
+    assert_eq!(sources, [1, 2], "turns 2 and 3 trained, not turn 1");
+}

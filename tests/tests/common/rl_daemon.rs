@@ -34,6 +34,8 @@ pub struct RlSetup {
     pub tokenizer: TokenizerFrom,
     /// A backend URL nothing listens on, instead of the fake's.
     pub backend_down: bool,
+    /// The skill library on (without evolution), so its generation can change.
+    pub skills: bool,
 }
 
 impl Default for RlSetup {
@@ -43,6 +45,7 @@ impl Default for RlSetup {
             batch_size: 2,
             tokenizer: TokenizerFrom::Installed,
             backend_down: false,
+            skills: false,
         }
     }
 }
@@ -83,12 +86,13 @@ impl RlDaemon {
             "mode: {mode}\n\
              llm:\n  api: openai\n  api_base: {llm}\n  model_id: toy-served\n\
              proxy:\n  port: {port}\n\
-             skills:\n  enabled: false\n\
+             skills:\n  enabled: {skills}\n  auto_evolve: false\n\
              memory:\n  enabled: false\n\
              rl:\n  backend: tinker\n  base_url: {backend_url}\n  model: {MODEL}\n  lora_rank: 8\n  \
              batch_size: {batch}\n  prm_url: {judge}\n  prm_model: judge\n  prm_m: 1\n  \
              checkpoint_every: 1\n  max_new_tokens: 64\n",
             mode = setup.mode,
+            skills = setup.skills,
             llm = upstream.base_url_openai(),
             batch = setup.batch_size,
             judge = judge.base_url(),
@@ -252,6 +256,19 @@ impl RlDaemon {
         assert_eq!(r.status(), 200);
         let v: Value = r.json().await.unwrap();
         v["choices"][0]["message"].clone()
+    }
+
+    /// An admin call with the admin token.
+    pub async fn admin(&self, method: reqwest::Method, path: &str) -> (StatusCode, Value) {
+        let r = self
+            .http
+            .request(method, self.url(path))
+            .bearer_auth(self.admin_token())
+            .send()
+            .await
+            .unwrap();
+        let status = r.status();
+        (status, r.json().await.unwrap_or(Value::Null))
     }
 
     /// `POST /v1/admin/train_step` with `bearer` (none: no Authorization header).
