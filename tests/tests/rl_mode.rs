@@ -549,6 +549,40 @@ async fn a_restart_in_the_middle_of_a_batch_keeps_its_samples() {
     d.script("Sure.<|im_end|>");
     d.say("r3", "Still there?", false).await;
     assert_eq!(d.tinker.sampled().pop().unwrap().source, serving);
+
+    // Back in skills_only: learning is off, its history is still shown.
+    d.stop_process().await;
+    let config_path = d.home.path().join("config.yaml");
+    let config = std::fs::read_to_string(&config_path).unwrap();
+    std::fs::write(
+        &config_path,
+        config.replace("mode: rl\n", "mode: skills_only\n"),
+    )
+    .unwrap();
+    d.start_process().await;
+    let v = d.learning().await;
+    assert_eq!(v["mode"], "skills_only");
+    assert_eq!(v["active"], false);
+    assert_eq!(v["state"], "off");
+    assert_eq!(v["step"], 1, "{v:#}");
+    assert_eq!(v["steps"].as_array().unwrap().len(), 1);
+    assert_eq!(v["steps"][0]["samples"], 3);
+    assert_eq!(v["samples"]["consumed"], 3);
+    assert_eq!(
+        v["samples"]["waiting"], 1,
+        "the last turn's sample, untrained"
+    );
+    let before = d.tinker.sampled().len();
+    let msg = d.say("r4", "Hello.", false).await;
+    assert!(
+        msg["content"].as_str().unwrap().starts_with("Echo: "),
+        "{msg:#}"
+    );
+    assert_eq!(
+        d.tinker.sampled().len(),
+        before,
+        "no sampling outside rl modes"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
