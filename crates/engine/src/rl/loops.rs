@@ -109,11 +109,16 @@ pub fn spawn_trainer(
     shutdown: CancellationToken,
 ) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
+        // Set after a failed step and its pause: try again at once rather than wait for
+        // the next check as well.
+        let mut retry = false;
         loop {
-            tokio::select! {
-                () = shutdown.cancelled() => return,
-                () = learning.inner.wake_trainer.notified() => {}
-                () = tokio::time::sleep(TRAIN_CHECK_EVERY) => {}
+            if !std::mem::take(&mut retry) {
+                tokio::select! {
+                    () = shutdown.cancelled() => return,
+                    () = learning.inner.wake_trainer.notified() => {}
+                    () = tokio::time::sleep(TRAIN_CHECK_EVERY) => {}
+                }
             }
             if !batch_ready(&learning) {
                 continue;
@@ -140,6 +145,7 @@ pub fn spawn_trainer(
                         if !pause(AFTER_FAILURE, &shutdown).await {
                             return;
                         }
+                        retry = true;
                         break;
                     }
                     _ => break,
