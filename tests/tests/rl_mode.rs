@@ -927,3 +927,41 @@ async fn samples_of_an_older_skill_generation_are_dropped() {
     sources.sort_unstable();
     assert_eq!(sources, [1, 2], "turns 2 and 3 trained, not turn 1");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_step_is_retried_by_itself_half_a_minute_later() {
+    let d = RlDaemon::start(RlSetup::default()).await;
+    d.wait_ready().await;
+    d.tinker.push_script(
+        "forward_backward",
+        FutureScript::Fail {
+            message: "worker lost".into(),
+            category: "server".into(),
+        },
+    );
+    d.script("Sure.<|im_end|>");
+    d.say("t", "Hello.", false).await;
+    d.script("Sure.<|im_end|>");
+    d.say("t", "How are you?", true).await;
+    let v = d
+        .wait_learning("the failed step reported", 60, |v| {
+            v["last_error"]
+                .as_str()
+                .is_some_and(|e| e.contains("worker lost"))
+                && v["training"] == false
+        })
+        .await;
+    assert_eq!(v["samples"]["waiting"], 2, "{v:#}");
+    let failed_at = std::time::Instant::now();
+    // The trainer waits 30 s after a failure, then tries the kept batch again.
+    let v = d
+        .wait_learning("the step retried by itself", 45, |v| step_done(v, 1))
+        .await;
+    assert!(
+        failed_at.elapsed() >= std::time::Duration::from_secs(25),
+        "retried only after the pause"
+    );
+    assert_eq!(v["steps"][0]["samples"], 2);
+    assert!(v["last_error"].is_null(), "{v:#}");
+    assert_eq!(d.tinker.requests_to("/api/v1/forward_backward").len(), 2);
+}
