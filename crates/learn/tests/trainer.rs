@@ -558,6 +558,7 @@ async fn a_failed_save_after_the_optimizer_step_is_recorded_and_repaired_next_ti
     // The next call saves the trained weights for serving even without a new batch.
     let outcome = trainer.step(REQ, pending::<()>()).await.unwrap();
     assert!(matches!(outcome, StepOutcome::NotEnoughSamples { .. }));
+    assert_eq!(trainer.status().last_error, None, "the failure was mended");
     let new = s.slot.current().unwrap();
     assert_ne!(new.id, old.id);
     let SamplerSource::Path(path) = &new.source else {
@@ -570,6 +571,49 @@ async fn a_failed_save_after_the_optimizer_step_is_recorded_and_repaired_next_ti
             .checkpoints
             .contains(path)
     );
+}
+
+#[tokio::test]
+async fn a_stop_while_the_weights_are_saved_keeps_the_step_on_record() {
+    let s = Setup::new(fast_policy()).await;
+    let store = open(&s.db());
+    let a = s.turn(&store, 1, "ok").await;
+    s.turn(&store, 2, "ok").await;
+    s.judge(&store).await;
+    let trainer = s.trainer(&store, 0);
+    s.fake
+        .push_script("save_weights_for_sampler", FutureScript::Hold);
+    // The process stops (the step's future is dropped) while the weights are being saved.
+    let step = trainer.step(REQ, pending::<()>());
+    tokio::pin!(step);
+    let mut polls = 0;
+    while s.fake.held() == 0 {
+        assert!(polls < 2000, "the save was never submitted");
+        polls += 1;
+        tokio::select! {
+            r = &mut step => panic!("the step ended while the save was held: {r:?}"),
+            () = tokio::time::sleep(std::time::Duration::from_millis(5)) => {}
+        }
+    }
+    drop(step);
+    // The optimizer step happened: its batch and its row were written together.
+    assert_eq!(status_of(&store, a), SampleStatus::Consumed { step: 1 });
+    let rows = store.with(|st| st.learning_steps(10)).unwrap();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!((rows[0].step, rows[0].samples), (1, 2));
+    assert_eq!(rows[0].sampler_path, None);
+    // After a restart the step counter continues after it: step 1 is never reused.
+    s.fake.release_holds();
+    s.turn(&store, 3, "ok").await;
+    s.turn(&store, 4, "ok").await;
+    s.judge(&store).await;
+    let again = s.trainer(&store, 0);
+    let StepOutcome::Trained(m) = again.step(REQ, pending::<()>()).await.unwrap() else {
+        panic!("no step")
+    };
+    assert_eq!(m.step, 2);
+    let rows = store.with(|st| st.learning_steps(10)).unwrap();
+    assert_eq!(rows.iter().map(|r| r.step).collect::<Vec<_>>(), vec![2, 1]);
 }
 
 #[tokio::test]

@@ -29,27 +29,38 @@ pub struct NewLearningStep {
 
 pub type LearningStepRow = NewLearningStep;
 
+/// What is known about a step once its weights were saved for sampling (or that failed).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FinishedStep {
+    pub step: i64,
+    pub duration_ms: u64,
+    pub sampler_path: Option<String>,
+    pub checkpoint_path: Option<String>,
+    pub error: Option<String>,
+}
+
 const COLUMNS: &str =
     "step, at_ms, samples, dropped, mean_reward, loss, duration_ms, sampler_path, checkpoint_path,
      error";
 
 impl Store {
     pub fn insert_learning_step(&mut self, s: &NewLearningStep) -> Result<(), StoreError> {
+        insert(&self.conn, s)
+    }
+
+    /// Completes a step's row once its weights were saved for sampling (or that failed).
+    pub fn finish_learning_step(&mut self, done: &FinishedStep) -> Result<(), StoreError> {
         self.conn
-            .prepare_cached(&format!(
-                "INSERT INTO learning_steps ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
-            ))?
+            .prepare_cached(
+                "UPDATE learning_steps SET duration_ms = ?2, sampler_path = ?3,
+                 checkpoint_path = ?4, error = ?5 WHERE step = ?1",
+            )?
             .execute(params![
-                s.step,
-                s.at_ms,
-                s.samples,
-                s.dropped,
-                s.mean_reward,
-                s.loss,
-                s.duration_ms,
-                s.sampler_path,
-                s.checkpoint_path,
-                s.error,
+                done.step,
+                done.duration_ms,
+                done.sampler_path,
+                done.checkpoint_path,
+                done.error,
             ])?;
         Ok(())
     }
@@ -97,4 +108,24 @@ fn step_row(r: &Row<'_>) -> rusqlite::Result<LearningStepRow> {
         checkpoint_path: r.get(8)?,
         error: r.get(9)?,
     })
+}
+
+/// Inserts a step's row (inside a caller's transaction, or on the connection).
+pub(crate) fn insert(conn: &rusqlite::Connection, s: &NewLearningStep) -> Result<(), StoreError> {
+    conn.prepare_cached(&format!(
+        "INSERT INTO learning_steps ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
+    ))?
+    .execute(params![
+        s.step,
+        s.at_ms,
+        s.samples,
+        s.dropped,
+        s.mean_reward,
+        s.loss,
+        s.duration_ms,
+        s.sampler_path,
+        s.checkpoint_path,
+        s.error,
+    ])?;
+    Ok(())
 }

@@ -21,7 +21,7 @@ mod turns;
 
 pub use blocks::NewBlock;
 pub use error::StoreError;
-pub use learning_steps::{LearningStepRow, NewLearningStep};
+pub use learning_steps::{FinishedStep, LearningStepRow, NewLearningStep};
 pub use open::Store;
 pub use samples::{BatchTake, JudgeState, NewSample, SampleCounts, SampleRow, SampleStatus};
 pub use series::{Buckets, RequestBucket};

@@ -312,26 +312,24 @@ impl Store {
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let mut n = 0;
-        {
-            let mut stmt = tx.prepare_cached(
-                "UPDATE learn_samples SET status = 'consumed', consumed_by_step = ?2
-                 WHERE id = ?1 AND status = 'waiting'",
-            )?;
-            for id in ids {
-                n += stmt.execute(params![id, step])?;
-            }
-        }
-        if n != ids.len() {
-            return Err(invalid(
-                "batch",
-                format!(
-                    "{} of {} samples were no longer waiting",
-                    ids.len() - n,
-                    ids.len()
-                ),
-            ));
-        }
+        let n = consume(&tx, ids, step)?;
+        tx.commit()?;
+        Ok(n)
+    }
+
+    /// Marks the batch consumed by `step.step` and records the step, in one transaction: a
+    /// step's samples and its row exist together or not at all, so a stop before the new
+    /// weights are saved can neither lose the step nor reuse its number.
+    pub fn record_consumed_step(
+        &mut self,
+        ids: &[i64],
+        step: &crate::NewLearningStep,
+    ) -> Result<usize, StoreError> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let n = consume(&tx, ids, step.step)?;
+        crate::learning_steps::insert(&tx, step)?;
         tx.commit()?;
         Ok(n)
     }
@@ -443,4 +441,27 @@ fn sample_row(r: &Row<'_>) -> rusqlite::Result<SampleRow> {
         status,
         created_at_ms: r.get(19)?,
     })
+}
+
+/// Marks `ids` consumed by `step` inside `tx`; every one must still be waiting.
+fn consume(tx: &rusqlite::Transaction<'_>, ids: &[i64], step: i64) -> Result<usize, StoreError> {
+    let mut n = 0;
+    let mut stmt = tx.prepare_cached(
+        "UPDATE learn_samples SET status = 'consumed', consumed_by_step = ?2
+         WHERE id = ?1 AND status = 'waiting'",
+    )?;
+    for id in ids {
+        n += stmt.execute(params![id, step])?;
+    }
+    if n != ids.len() {
+        return Err(invalid(
+            "batch",
+            format!(
+                "{} of {} samples were no longer waiting",
+                ids.len() - n,
+                ids.len()
+            ),
+        ));
+    }
+    Ok(n)
 }

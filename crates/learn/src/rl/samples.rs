@@ -7,7 +7,9 @@
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use metaclaw_store::{BatchTake, NewLearningStep, NewSample, SampleCounts, SampleRow, Store};
+use metaclaw_store::{
+    BatchTake, FinishedStep, NewLearningStep, NewSample, SampleCounts, SampleRow, Store,
+};
 
 use crate::error::LearnError;
 
@@ -86,11 +88,16 @@ impl SampleStore {
         self.with(|s| s.take_sample_batch(generation, limit, scored_only))
     }
 
-    pub(crate) fn mark_consumed(&self, ids: &[i64], step: i64) -> Result<usize, LearnError> {
-        self.with(|s| s.mark_samples_consumed(ids, step))
+    /// Marks the batch consumed and records its step, together.
+    pub(crate) fn consume_with_step(
+        &self,
+        ids: &[i64],
+        step: &NewLearningStep,
+    ) -> Result<usize, LearnError> {
+        self.with(|s| s.record_consumed_step(ids, step))
     }
 
-    pub(crate) fn record_step(&self, step: &NewLearningStep) -> Result<(), LearnError> {
-        self.with(|s| s.insert_learning_step(step))
+    pub(crate) fn finish_step(&self, done: &FinishedStep) -> Result<(), LearnError> {
+        self.with(|s| s.finish_learning_step(done))
     }
 }

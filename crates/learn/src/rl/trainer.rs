@@ -15,7 +15,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use metaclaw_store::{NewLearningStep, SampleRow};
+use metaclaw_store::{FinishedStep, NewLearningStep, SampleRow};
 use serde::Serialize;
 
 use crate::backend::Backend;
@@ -234,6 +234,11 @@ impl Trainer {
             // Serve what the last applied step trained before training more.
             let name = format!("step_{:06}_refresh", self.status().step);
             self.swap_sampler(&name).await?;
+            // The failure that left the weights unserved is mended.
+            self.status
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .last_error = None;
         }
         let (batch, dropped, have_gradients) = self.batch(request)?;
         if batch.len() < request.min_samples.max(1) as usize {
@@ -269,7 +274,24 @@ impl Trainer {
         *self.pending_gradients() = None;
         let step = self.status().step + 1;
         let ids: Vec<i64> = batch.iter().map(|s| s.id).collect();
-        self.samples.mark_consumed(&ids, step)?;
+        let mean_reward = rewards.iter().sum::<f64>() / rewards.len() as f64;
+        // The batch and the step's row are written together, before anything else can fail
+        // or the process stop; the row is completed once the new weights are saved.
+        self.samples.consume_with_step(
+            &ids,
+            &NewLearningStep {
+                step,
+                at_ms: now_ms(),
+                samples: batch.len() as u64,
+                dropped,
+                mean_reward,
+                loss,
+                duration_ms: started.elapsed().as_millis() as u64,
+                sampler_path: None,
+                checkpoint_path: None,
+                error: None,
+            },
+        )?;
         self.status
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -294,15 +316,9 @@ impl Trainer {
                 Err(e) => failure = Some(e),
             }
         }
-        let mean_reward = rewards.iter().sum::<f64>() / rewards.len() as f64;
         let duration = started.elapsed();
-        self.samples.record_step(&NewLearningStep {
+        self.samples.finish_step(&FinishedStep {
             step,
-            at_ms: now_ms(),
-            samples: batch.len() as u64,
-            dropped,
-            mean_reward,
-            loss,
             duration_ms: duration.as_millis() as u64,
             sampler_path: sampler_path.clone(),
             checkpoint_path: checkpoint_path.clone(),
