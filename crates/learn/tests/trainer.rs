@@ -584,8 +584,7 @@ async fn a_stop_while_the_weights_are_saved_keeps_the_step_on_record() {
     s.fake
         .push_script("save_weights_for_sampler", FutureScript::Hold);
     // The process stops (the step's future is dropped) while the weights are being saved.
-    let step = trainer.step(REQ, pending::<()>());
-    tokio::pin!(step);
+    let mut step = Box::pin(trainer.step(REQ, pending::<()>()));
     let mut polls = 0;
     while s.fake.held() == 0 {
         assert!(polls < 2000, "the save was never submitted");
