@@ -14,7 +14,7 @@ use tokenizers::pre_tokenizers::byte_level::ByteLevel;
 use tokenizers::processors::PostProcessorWrapper;
 use tokenizers::{AddedToken, Tokenizer, TokenizerBuilder};
 
-use crate::fake_tinker::FakeTinker;
+use crate::fake_tinker::{FakeTinker, FakeTinkerOptions};
 
 /// Special tokens, in id order from 0.
 pub const SPECIAL: [&str; 7] = [
@@ -222,6 +222,16 @@ impl ToyModel {
 
     /// Serves both files from the fake's Hugging Face host at
     /// `/hf/<model_id>/resolve/main/…`, for the download path.
+    /// Options for a fake backend whose toy policy samples this tokenizer's ids and stops
+    /// at `<|im_end|>`.
+    pub fn fake_options(&self) -> FakeTinkerOptions {
+        FakeTinkerOptions {
+            vocab_size: self.vocab_size,
+            eos_token: Some(self.im_end),
+            ..FakeTinkerOptions::default()
+        }
+    }
+
     pub fn serve_on(&self, fake: &FakeTinker, model_id: &str) {
         for (name, bytes) in [
             ("tokenizer.json", &self.tokenizer_json),

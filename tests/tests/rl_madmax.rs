@@ -12,7 +12,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use common::daemon::{Home, PROXY_KEY, free_port};
 use metaclaw_e2e::fake_judge::FakeJudge;
-use metaclaw_e2e::fake_tinker::{FakeTinker, FakeTinkerOptions, FutureScript};
+use metaclaw_e2e::fake_tinker::{FakeTinker, FutureScript};
 use metaclaw_e2e::fake_upstream::{FakeOptions, FakeUpstream};
 use metaclaw_e2e::toy_model::{self, ToyModel};
 use serde_json::{Value, json};
@@ -56,13 +56,7 @@ struct Madmax {
 impl Madmax {
     async fn start(windows: Windows) -> Madmax {
         let toy = toy_model::build().unwrap();
-        let tinker = FakeTinker::start(FakeTinkerOptions {
-            vocab_size: toy.vocab_size,
-            eos_token: Some(toy.im_end),
-            ..FakeTinkerOptions::default()
-        })
-        .await
-        .unwrap();
+        let tinker = FakeTinker::start(toy.fake_options()).await.unwrap();
         let judge = FakeJudge::start().await.unwrap();
         let upstream = FakeUpstream::start(FakeOptions::default()).await.unwrap();
         let port = free_port();

@@ -11,7 +11,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::daemon::{Home, free_port};
-use metaclaw_e2e::fake_tinker::{FakeTinker, FakeTinkerOptions};
+use metaclaw_e2e::fake_tinker::FakeTinker;
 use metaclaw_e2e::fake_upstream::{FakeOptions, FakeUpstream};
 use metaclaw_e2e::toy_model;
 use serde_json::Value;
@@ -35,13 +35,7 @@ async fn wait_for<T>(what: &str, mut check: impl AsyncFnMut() -> Option<T>) -> T
 #[tokio::test(flavor = "multi_thread")]
 async fn rollout_runs_the_models_commands_through_the_proxy_and_stores_samples() {
     let toy = toy_model::build().unwrap();
-    let tinker = FakeTinker::start(FakeTinkerOptions {
-        vocab_size: toy.vocab_size,
-        eos_token: Some(toy.im_end),
-        ..FakeTinkerOptions::default()
-    })
-    .await
-    .unwrap();
+    let tinker = FakeTinker::start(toy.fake_options()).await.unwrap();
     tinker.push_completion(toy.encode(
         r#"<tool_call>{"name":"run_command","arguments":{"command":"echo rollout-ok"}}</tool_call><|im_end|>"#,
     ));
@@ -234,13 +228,7 @@ fn daemon_log(home: &Home) -> String {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_missing_task_file_turns_the_rollout_off_with_one_warning_and_the_engine_serves() {
     let toy = toy_model::build().unwrap();
-    let tinker = FakeTinker::start(FakeTinkerOptions {
-        vocab_size: toy.vocab_size,
-        eos_token: Some(toy.im_end),
-        ..FakeTinkerOptions::default()
-    })
-    .await
-    .unwrap();
+    let tinker = FakeTinker::start(toy.fake_options()).await.unwrap();
     let tasks = tempfile::tempdir().unwrap();
     let port = free_port();
     let home = Home::new(&format!(

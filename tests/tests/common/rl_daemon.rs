@@ -68,9 +68,7 @@ impl RlDaemon {
         let toy = toy_model::build().unwrap();
         let tinker = FakeTinker::start(FakeTinkerOptions {
             api_key: TINKER_KEY.into(),
-            vocab_size: toy.vocab_size,
-            eos_token: Some(toy.im_end),
-            ..FakeTinkerOptions::default()
+            ..toy.fake_options()
         })
         .await
         .unwrap();
