@@ -10,6 +10,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::time::{Duration, Instant};
 
 use common::daemon::{Home, free_port};
+use common::events::EventStream;
 use metaclaw_e2e::fake_google::FakeGoogle;
 use metaclaw_e2e::fake_upstream::{FakeOptions, FakeUpstream};
 use reqwest::{Method, StatusCode};
@@ -78,7 +79,7 @@ impl Daemon {
     }
 
     /// `/api/events`, opened now.
-    async fn events(&self) -> Events {
+    async fn events(&self) -> EventStream {
         let resp = self
             .http
             .get(self.url("/api/events"))
@@ -93,10 +94,7 @@ impl Daemon {
                 .unwrap()
                 .starts_with("text/event-stream")
         );
-        Events {
-            resp,
-            buf: String::new(),
-        }
+        EventStream::new(resp)
     }
 
     async fn chat(&self, text: &str) -> StatusCode {
@@ -112,37 +110,6 @@ impl Daemon {
             .await
             .unwrap()
             .status()
-    }
-}
-
-struct Events {
-    resp: reqwest::Response,
-    buf: String,
-}
-
-impl Events {
-    /// The data of the first `event: <kind>` to arrive, within 20 s.
-    async fn next_of(&mut self, kind: &str) -> Value {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-        let head = format!("event: {kind}\n");
-        loop {
-            while let Some(end) = self.buf.find("\n\n") {
-                let frame: String = self.buf.drain(..end + 2).collect();
-                if frame.starts_with(&head) || frame.contains(&format!("\n{head}")) {
-                    let data = frame
-                        .lines()
-                        .find_map(|l| l.strip_prefix("data: "))
-                        .unwrap();
-                    return serde_json::from_str(data).unwrap();
-                }
-            }
-            let chunk = tokio::time::timeout_at(deadline, self.resp.chunk())
-                .await
-                .unwrap_or_else(|_| panic!("no `{kind}` event within 20 s"))
-                .unwrap()
-                .unwrap_or_else(|| panic!("the stream ended before a `{kind}` event"));
-            self.buf.push_str(&String::from_utf8_lossy(&chunk));
-        }
     }
 }
 

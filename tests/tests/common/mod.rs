@@ -4,6 +4,7 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 pub mod daemon;
+pub mod events;
 pub mod memory_daemon;
 pub mod rl_daemon;
 

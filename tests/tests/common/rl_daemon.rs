@@ -6,6 +6,7 @@
 use std::process::Command;
 use std::time::Duration;
 
+use super::events::EventStream;
 use metaclaw_e2e::fake_judge::FakeJudge;
 use metaclaw_e2e::fake_tinker::{FakeTinker, FakeTinkerOptions};
 use metaclaw_e2e::fake_upstream::{FakeOptions, FakeUpstream};
@@ -301,10 +302,7 @@ impl RlDaemon {
             .await
             .unwrap();
         assert_eq!(resp.status(), 200);
-        EventStream {
-            resp,
-            buf: String::new(),
-        }
+        EventStream::new(resp)
     }
 
     /// Chat requests the upstream LLM received.
@@ -314,36 +312,5 @@ impl RlDaemon {
             .iter()
             .filter(|r| r.path.contains("/chat/completions"))
             .count()
-    }
-}
-
-pub struct EventStream {
-    resp: reqwest::Response,
-    buf: String,
-}
-
-impl EventStream {
-    /// The data of the first `event: <kind>` to arrive, within 60 s.
-    pub async fn next_of(&mut self, kind: &str) -> Value {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-        let head = format!("event: {kind}");
-        loop {
-            while let Some(end) = self.buf.find("\n\n") {
-                let frame: String = self.buf.drain(..end + 2).collect();
-                if frame.lines().any(|l| l == head) {
-                    let data = frame
-                        .lines()
-                        .find_map(|l| l.strip_prefix("data: "))
-                        .unwrap();
-                    return serde_json::from_str(data).unwrap();
-                }
-            }
-            let chunk = tokio::time::timeout_at(deadline, self.resp.chunk())
-                .await
-                .unwrap_or_else(|_| panic!("no `{kind}` event within 60 s"))
-                .unwrap()
-                .unwrap_or_else(|| panic!("the event stream ended before `{kind}`"));
-            self.buf.push_str(&String::from_utf8_lossy(&chunk));
-        }
     }
 }
