@@ -17,6 +17,25 @@ FAKE = os.environ.get("FAKE_UPSTREAM_BIN", str(ROOT / "target/debug/fake-upstrea
 UPSTREAM_KEY = "sk-upstream-test-0123456789"
 PROXY_KEY = "mc-proxy-test-key-0123456789"
 
+# One tool in each protocol's shape, for the tool-calling tests.
+TOOLS_OPENAI = [
+    {
+        "type": "function",
+        "function": {
+            "name": "lookup",
+            "description": "Look something up",
+            "parameters": {"type": "object", "properties": {"query": {"type": "string"}}},
+        },
+    }
+]
+TOOLS_ANTHROPIC = [
+    {
+        "name": "lookup",
+        "description": "Look something up",
+        "input_schema": {"type": "object", "properties": {"query": {"type": "string"}}},
+    }
+]
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -53,8 +72,8 @@ class Fake:
 class MetaClaw:
     """A `metaclaw start` process with its own home, talking to the fake upstream."""
 
-    def __init__(self, fake: Fake, api: str, extra_config: str = ""):
-        self.home = Path(tempfile.mkdtemp(prefix="metaclaw-py-"))
+    def __init__(self, fake: Fake, api: str, extra_config: str = "", home=None, extra_env=None):
+        self.home = home or Path(tempfile.mkdtemp(prefix="metaclaw-py-"))
         self.port = free_port()
         base = fake.base + "/v1" if api == "openai" else fake.base
         (self.home / "config.yaml").write_text(
@@ -68,6 +87,7 @@ class MetaClaw:
             METACLAW_LLM_API_KEY=UPSTREAM_KEY,
             METACLAW_PROXY_API_KEY=PROXY_KEY,
         )
+        env.update(extra_env or {})
         self.log = open(self.home / "stderr.log", "w")
         self.proc = subprocess.Popen(
             [METACLAW, "start", "--headless"], env=env, stdout=self.log, stderr=subprocess.STDOUT
@@ -90,7 +110,7 @@ class MetaClaw:
         req = urllib.request.Request(
             self.base + path, method=method, headers={"Authorization": f"Bearer {token}"}
         )
-        with urllib.request.urlopen(req) as r:
+        with urllib.request.urlopen(req, timeout=5) as r:
             return json.load(r)
 
     def turns(self, session=None):

@@ -19,7 +19,14 @@ import anthropic
 import openai
 import pytest
 
-from conftest import METACLAW, PROXY_KEY, ROOT, UPSTREAM_KEY, Fake, free_port
+from conftest import (
+    PROXY_KEY,
+    ROOT,
+    TOOLS_ANTHROPIC,
+    TOOLS_OPENAI,
+    Fake,
+    MetaClaw,
+)
 
 FAKE_TINKER = os.environ.get("FAKE_TINKER_BIN", str(ROOT / "target/debug/fake-tinker"))
 TOY_MODEL = os.environ.get("TOY_MODEL_BIN", str(ROOT / "target/debug/toy-model"))
@@ -34,23 +41,6 @@ SCRIPT = (
     f'<tool_call>\n{{"name": "lookup", "arguments": {json.dumps(ARGS)}}}\n</tool_call><|im_end|>'
 )
 
-TOOLS_OPENAI = [
-    {
-        "type": "function",
-        "function": {
-            "name": "lookup",
-            "description": "Look something up",
-            "parameters": {"type": "object", "properties": {"query": {"type": "string"}}},
-        },
-    }
-]
-TOOLS_ANTHROPIC = [
-    {
-        "name": "lookup",
-        "description": "Look something up",
-        "input_schema": {"type": "object", "properties": {"query": {"type": "string"}}},
-    }
-]
 QUESTION = [{"role": "user", "content": "What's the weather in Paris?"}]
 
 
@@ -91,64 +81,30 @@ class FakeTinker:
         self.proc.wait()
 
 
-class RlMetaClaw:
+class RlMetaClaw(MetaClaw):
     """`metaclaw start` in mode rl, in a home where the toy tokenizer is installed."""
 
     def __init__(self, home: Path, fake: Fake, tinker: FakeTinker):
-        self.home = home
-        self.port = free_port()
         # No judge and a batch never full: serving only, no training step.
-        (self.home / "config.yaml").write_text(
-            f"mode: rl\nllm:\n  api: openai\n  api_base: {fake.base}/v1\n  model_id: toy-served\n"
-            f"proxy:\n  port: {self.port}\nskills:\n  enabled: false\nmemory:\n  enabled: false\n"
-            f"rl:\n  backend: tinker\n  base_url: {tinker.base}\n  model: {MODEL}\n"
-            f"  batch_size: 1000\n  prm_url: ''\n"
+        super().__init__(
+            fake,
+            "openai",
+            extra_config=(
+                "mode: rl\nskills:\n  enabled: false\nmemory:\n  enabled: false\n"
+                f"rl:\n  backend: tinker\n  base_url: {tinker.base}\n  model: {MODEL}\n"
+                "  batch_size: 1000\n  prm_url: ''\n"
+            ),
+            home=home,
+            extra_env=dict(METACLAW_RL_API_KEY=TINKER_KEY, HF_ENDPOINT=tinker.base + "/hf"),
         )
-        env = dict(os.environ)
-        env.update(
-            METACLAW_HOME=str(self.home),
-            METACLAW_SECRET_BACKEND="file",
-            METACLAW_LLM_API_KEY=UPSTREAM_KEY,
-            METACLAW_PROXY_API_KEY=PROXY_KEY,
-            METACLAW_RL_API_KEY=TINKER_KEY,
-            HF_ENDPOINT=tinker.base + "/hf",
-        )
-        self.log = open(self.home / "stderr.log", "w")
-        self.proc = subprocess.Popen(
-            [METACLAW, "start", "--headless"],
-            env=env, stdout=self.log, stderr=subprocess.STDOUT,
-        )
-        self.base = f"http://127.0.0.1:{self.port}"
         deadline = time.monotonic() + 30
-        while True:  # readiness poll, bounded: the backend connects in the background
+        while self.learning()["state"] != "ready":  # the backend connects in the background
             assert self.proc.poll() is None, (self.home / "stderr.log").read_text()
-            try:
-                if self.learning()["state"] == "ready":
-                    break
-            except OSError:
-                pass
             assert time.monotonic() < deadline, (self.home / "stderr.log").read_text()
             time.sleep(0.05)
 
-    def admin(self, method: str, path: str):
-        token = (self.home / "run" / "admin_token").read_text().strip()
-        req = urllib.request.Request(
-            self.base + path, method=method, headers={"Authorization": f"Bearer {token}"}
-        )
-        with urllib.request.urlopen(req, timeout=5) as r:
-            return json.load(r)
-
     def learning(self):
         return self.admin("GET", "/api/learning")
-
-    def turns(self, session):
-        self.admin("POST", "/api/recorder/flush")
-        return self.admin("GET", f"/api/turns?session={session}")["turns"]
-
-    def stop(self):
-        self.proc.terminate()
-        self.proc.wait(timeout=20)
-        self.log.close()
 
 
 @pytest.fixture(scope="module")

@@ -10,25 +10,8 @@ import anthropic
 import openai
 import pytest
 
-from conftest import PROXY_KEY, UPSTREAM_KEY
+from conftest import PROXY_KEY, TOOLS_ANTHROPIC, TOOLS_OPENAI, UPSTREAM_KEY
 
-TOOLS_OPENAI = [
-    {
-        "type": "function",
-        "function": {
-            "name": "lookup",
-            "description": "Look something up",
-            "parameters": {"type": "object", "properties": {"query": {"type": "string"}}},
-        },
-    }
-]
-TOOLS_ANTHROPIC = [
-    {
-        "name": "lookup",
-        "description": "Look something up",
-        "input_schema": {"type": "object", "properties": {"query": {"type": "string"}}},
-    }
-]
 
 
 def oa(proxy, **kw):
