@@ -965,3 +965,90 @@ async fn a_failed_step_is_retried_by_itself_half_a_minute_later() {
     assert!(v["last_error"].is_null(), "{v:#}");
     assert_eq!(d.tinker.requests_to("/api/v1/forward_backward").len(), 2);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn distillation_adds_the_teachers_per_token_penalty_to_the_step() {
+    let d = RlDaemon::start(RlSetup {
+        opd: true,
+        ..RlSetup::default()
+    })
+    .await;
+    d.wait_ready().await;
+    d.script("One.<|im_end|>");
+    d.say("opd", "First question.", false).await;
+    d.script("Two.<|im_end|>");
+    d.say("opd", "Second question.", true).await;
+    d.wait_learning("a step with distillation", 90, |v| step_done(v, 1))
+        .await;
+
+    // The teacher was asked for the logprobs of exactly what was sampled, echoing the prompt.
+    let sampled = d.tinker.sampled();
+    let teacher: Vec<Value> = d
+        .judge
+        .requests()
+        .into_iter()
+        .filter(|(path, _)| path.ends_with("/completions") && !path.contains("chat"))
+        .map(|(_, body)| body)
+        .collect();
+    assert_eq!(
+        teacher.len(),
+        2,
+        "one teacher call per sample: {teacher:#?}"
+    );
+    for body in &teacher {
+        assert_eq!(body["echo"], true);
+        assert_eq!(body["model"], "teacher");
+        let prompt = token_ids(&body["prompt"]);
+        assert!(
+            sampled[..2].iter().any(|s| {
+                prompt
+                    == s.prompt
+                        .iter()
+                        .chain(&s.tokens)
+                        .copied()
+                        .collect::<Vec<u32>>()
+            }),
+            "the teacher saw a sampled prompt and completion"
+        );
+    }
+
+    // Each completion token's advantage is the sample's advantage minus
+    // kl_penalty_coef × (student logprob − teacher logprob).
+    let fb = d.tinker.requests_to("/api/v1/forward_backward");
+    let floats = |v: &Value| -> Vec<f64> {
+        v["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect()
+    };
+    for datum in fb[0].body["forward_backward_input"]["data"]
+        .as_array()
+        .unwrap()
+    {
+        let inputs = &datum["loss_fn_inputs"];
+        let targets = token_ids(&inputs["target_tokens"]["data"]);
+        let student = floats(&inputs["logprobs"]);
+        let advantages = floats(&inputs["advantages"]);
+        let source = datum_source(datum, &sampled[..2]);
+        let first = sampled[source].prompt.len() - 1;
+        let base: Vec<f64> = (first..targets.len())
+            .map(|i| {
+                let teacher = f64::from(metaclaw_e2e::fake_judge::teacher_logprob(targets[i]));
+                advantages[i] + (student[i] - teacher)
+            })
+            .collect();
+        assert!(
+            base.iter().all(|b| (b - base[0]).abs() < 1e-4),
+            "one batch advantage under the per-token penalty: {base:?}"
+        );
+        let penalties: Vec<f64> = (first..targets.len())
+            .map(|i| advantages[i] - base[0])
+            .collect();
+        assert!(
+            penalties.iter().any(|p| p.abs() > 1e-6),
+            "the penalty is not zero everywhere: {penalties:?}"
+        );
+    }
+}

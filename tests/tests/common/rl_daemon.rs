@@ -37,6 +37,8 @@ pub struct RlSetup {
     pub backend_down: bool,
     /// The skill library on (without evolution), so its generation can change.
     pub skills: bool,
+    /// On-policy distillation toward the fake judge's teacher endpoint.
+    pub opd: bool,
 }
 
 impl Default for RlSetup {
@@ -47,6 +49,7 @@ impl Default for RlSetup {
             tokenizer: TokenizerFrom::Installed,
             backend_down: false,
             skills: false,
+            opd: false,
         }
     }
 }
@@ -89,12 +92,15 @@ impl RlDaemon {
              memory:\n  enabled: false\n\
              rl:\n  backend: tinker\n  base_url: {backend_url}\n  model: {MODEL}\n  lora_rank: 8\n  \
              batch_size: {batch}\n  prm_url: {judge}\n  prm_model: judge\n  prm_m: 1\n  \
-             checkpoint_every: 1\n  max_new_tokens: 64\n",
+             checkpoint_every: 1\n  max_new_tokens: 64\n\
+             opd:\n  enabled: {opd}\n  teacher_url: {judge}\n  teacher_model: teacher\n  \
+             kl_penalty_coef: 1.0\n",
             mode = setup.mode,
             skills = setup.skills,
             llm = upstream.base_url_openai(),
             batch = setup.batch_size,
             judge = judge.base_url(),
+            opd = setup.opd,
         ));
         match setup.tokenizer {
             TokenizerFrom::Installed => toy.install(home.path(), MODEL).unwrap(),
@@ -118,6 +124,7 @@ impl RlDaemon {
         let mut c = self.home.cmd("file", args);
         c.env("METACLAW_RL_API_KEY", TINKER_KEY)
             .env("METACLAW_RL_PRM_API_KEY", JUDGE_KEY)
+            .env("METACLAW_OPD_TEACHER_API_KEY", JUDGE_KEY)
             .env("HF_ENDPOINT", self.tinker.hf_base_url())
             .env_remove("TINKER_API_KEY")
             .env_remove("TINKER_BASE_URL")
