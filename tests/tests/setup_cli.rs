@@ -635,10 +635,23 @@ mod pty {
             w.expect("Connect which agents?");
             w.session.send_control('d').unwrap();
             results.push((w.finish(), w.transcript));
+            // An interrupt signal while the key prompt waits (as a Ctrl-C that lands before
+            // the prompt took the terminal): the terminal is put back and setup stops.
+            let mut w = Wizard::start(&m2, &[]);
+            w.answer("Connect which agents?", "copaw");
+            w.answer("Provider (number or name)", "openai");
+            w.answer("Base URL", "");
+            w.answer("Model", "");
+            w.expect("(not shown as you type): ");
+            w.session
+                .process_mut()
+                .signal(rexpect::process::Signal::SIGINT)
+                .unwrap();
+            results.push((w.finish(), w.transcript));
             results
         })
         .await;
-        let expected = [130, 130, 1];
+        let expected = [130, 130, 1, 130];
         for ((code, transcript), want) in results.into_iter().zip(expected) {
             assert_eq!(code, want, "{transcript}");
             assert!(transcript.contains("nothing was written"), "{transcript}");

@@ -1,6 +1,8 @@
 //! Ctrl-C during setup: before anything is written it aborts with nothing written; while a
 //! write is in progress it waits for the write to finish; the hidden key prompt handles it
-//! itself (it has the terminal in raw mode and must restore echo first).
+//! itself (it has the terminal in raw mode and must restore echo first). A Ctrl-C that lands
+//! after the prompt is printed but before it took the terminal is a signal the prompt never
+//! sees: the terminal's saved settings are put back and setup stops, nothing written.
 
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
@@ -15,7 +17,9 @@ pub const INTERRUPTED: u8 = 130;
 pub enum Phase {
     /// Only questions so far (and, announced, the plaintext-key migration).
     Asking = 0,
-    /// The hidden prompt owns the terminal; it turns Ctrl-C into an error itself.
+    /// The hidden prompt owns the terminal; it turns Ctrl-C into an error itself. A signal
+    /// here came before it took the terminal (or from the prompt on its way out): the
+    /// terminal is restored and setup stops.
     Hidden = 1,
     /// Files are being written: finish first, then stop.
     Writing = 2,
@@ -30,6 +34,18 @@ static PENDING: AtomicBool = AtomicBool::new(false);
 
 pub fn set(phase: Phase) {
     PHASE.store(phase as u8, Ordering::SeqCst);
+}
+
+/// The hidden prompt is about to take the terminal: remember how it is now.
+pub fn hidden_begins() {
+    terminal::save();
+    set(Phase::Hidden);
+}
+
+/// The hidden prompt gave the terminal back.
+pub fn hidden_ends() {
+    set(Phase::Asking);
+    terminal::forget();
 }
 
 /// After a write: stops here if Ctrl-C came while it ran.
@@ -90,9 +106,56 @@ fn interrupted() {
             PENDING.store(true, Ordering::SeqCst);
             return;
         }
+        p if p == Phase::Hidden as u8 => {
+            // Echo may be off: put the terminal back before leaving.
+            terminal::restore();
+            "setup aborted: nothing was written"
+        }
         _ => return,
     };
     output::line("");
     output::error(message);
     std::process::exit(i32::from(INTERRUPTED));
+}
+
+/// The controlling terminal's settings around the hidden prompt.
+#[cfg(unix)]
+mod terminal {
+    use std::fs::File;
+    use std::sync::{Mutex, PoisonError};
+
+    use nix::sys::termios::{SetArg, Termios, tcgetattr, tcsetattr};
+
+    static SAVED: Mutex<Option<(File, Termios)>> = Mutex::new(None);
+
+    fn saved() -> std::sync::MutexGuard<'static, Option<(File, Termios)>> {
+        SAVED.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub fn save() {
+        // The prompt reads the controlling terminal, so that is the one to restore.
+        let Ok(tty) = File::options().read(true).write(true).open("/dev/tty") else {
+            return;
+        };
+        if let Ok(settings) = tcgetattr(&tty) {
+            *saved() = Some((tty, settings));
+        }
+    }
+
+    pub fn forget() {
+        *saved() = None;
+    }
+
+    pub fn restore() {
+        if let Some((tty, settings)) = saved().take() {
+            let _ = tcsetattr(&tty, SetArg::TCSANOW, &settings);
+        }
+    }
+}
+
+#[cfg(not(unix))]
+mod terminal {
+    pub fn save() {}
+    pub fn forget() {}
+    pub fn restore() {}
 }

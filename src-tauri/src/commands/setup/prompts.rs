@@ -63,9 +63,9 @@ impl Prompter {
         };
         loop {
             let answer = if self.terminal {
-                interrupt::set(Phase::Hidden);
+                interrupt::hidden_begins();
                 let read = rpassword::prompt_password(&prompt);
-                interrupt::set(Phase::Asking);
+                interrupt::hidden_ends();
                 match read {
                     Ok(a) => a,
                     Err(e) => return Err(aborted(&e)),
