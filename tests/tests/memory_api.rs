@@ -131,6 +131,48 @@ async fn compatibility_routes_keep_the_reference_shapes() {
         .await;
     assert_eq!(ingest["added"], 0, "nothing new since the flush: {ingest}");
     assert!(ingest["sessions"].is_array());
+
+    // An explicit scope decides where the memories go: `scope_id` of flush_session and
+    // `scope` of ingest, over the scope the turns were recorded in.
+    let in_scope = async |scope: &str, text: &str| -> bool {
+        let (_, units) = d
+            .admin(Method::GET, &format!("/api/memory?scope={scope}"), None)
+            .await;
+        units.to_string().contains(text)
+    };
+    for (session, text, route, body) in [
+        (
+            "plugin-2",
+            "Our staging cluster runs in Frankfurt.",
+            "/v1/memory/flush_session",
+            json!({"session_id": "plugin-2", "scope_id": "team-ops"}),
+        ),
+        (
+            "plugin-3",
+            "The billing service is written in Go.",
+            "/v1/memory/ingest",
+            json!({"session_id": "plugin-3", "scope": "team-billing"}),
+        ),
+    ] {
+        let (s, _) = d
+            .agent(
+                Method::POST,
+                "/v1/memory/buffer_turn",
+                Some(json!({"session_id": session, "turn": {"prompt_text": text, "response_text": "Noted."}})),
+            )
+            .await;
+        assert_eq!(s, 200);
+        let (s, out) = d.agent(Method::POST, route, Some(body.clone())).await;
+        assert_eq!(s, 200, "{out}");
+        assert!(out["added"].as_u64().unwrap() >= 1, "{route}: {out}");
+        let scope = body["scope_id"]
+            .as_str()
+            .or(body["scope"].as_str())
+            .unwrap();
+        let fact = text.trim_end_matches('.');
+        assert!(in_scope(scope, fact).await, "{route}: not in {scope}");
+        assert!(!in_scope("default", fact).await, "{route}: also in default");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

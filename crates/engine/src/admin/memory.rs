@@ -393,7 +393,7 @@ async fn extract(
     let Some(memory): Option<Memory> = state.memory.clone() else {
         return off();
     };
-    match memory.extract_now(&req.session_id, true).await {
+    match memory.extract_now(&req.session_id, true, None).await {
         Some(out) => Json(out).into_response(),
         None => error(
             StatusCode::SERVICE_UNAVAILABLE,

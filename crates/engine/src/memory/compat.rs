@@ -66,6 +66,14 @@ fn admit<'s>(state: &'s CompatState, headers: &HeaderMap) -> Result<&'s Memory, 
 struct IngestRequest {
     #[serde(default)]
     session_id: Option<String>,
+    /// Where the memories go; else the scope the turns were recorded in.
+    #[serde(default)]
+    scope: Option<String>,
+}
+
+/// A scope the request names, if it names one.
+fn named(scope: Option<&str>) -> Option<&str> {
+    scope.map(str::trim).filter(|s| !s.is_empty())
 }
 
 async fn ingest(
@@ -86,7 +94,10 @@ async fn ingest(
     let mut buffered = 0;
     let mut report = Vec::new();
     for session in sessions {
-        let Some(out) = memory.extract_now(&session, true).await else {
+        let Some(out) = memory
+            .extract_now(&session, true, named(req.scope.as_deref()))
+            .await
+        else {
             return error(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "memory queue full; try again",
@@ -159,7 +170,7 @@ async fn buffer_turn(
     if !due {
         return Json(json!({"flushed": false, "added": null})).into_response();
     }
-    match memory.extract_now(&req.session_id, false).await {
+    match memory.extract_now(&req.session_id, false, None).await {
         Some(out) => Json(json!({"flushed": true, "added": out.added()})).into_response(),
         None => error(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -216,6 +227,9 @@ fn recorded(session: &str, scope: &str, turn: &Turn) -> TurnRecord {
 #[derive(Deserialize)]
 struct FlushSession {
     session_id: String,
+    /// Where the memories go; else the scope the turns were recorded in.
+    #[serde(default)]
+    scope_id: Option<String>,
     #[serde(default = "yes", rename = "final")]
     last: bool,
 }
@@ -234,7 +248,8 @@ async fn flush_session(
         Err(r) => return r,
     };
     // The recorder may still hold turns pushed just before; extraction flushes it first.
-    match memory.extract_now(&req.session_id, req.last).await {
+    let scope = named(req.scope_id.as_deref());
+    match memory.extract_now(&req.session_id, req.last, scope).await {
         Some(out) => match out.error {
             Some(e) => error(StatusCode::BAD_GATEWAY, &e),
             None => Json(json!({"added": out.added()})).into_response(),

@@ -64,14 +64,15 @@ struct Pending {
 
 impl Extractor<'_> {
     /// Extracts from a session's new turns; `last` adds the session's working summary.
-    /// A failure (model down, unusable answer) stores nothing and leaves the turns for the
-    /// next attempt: nothing is lost.
-    pub async fn session(&self, session_id: &str, last: bool) -> Extracted {
+    /// `scope` overrides the scope the turns were recorded in (the compatibility routes'
+    /// explicit `scope`). A failure (model down, unusable answer) stores nothing and leaves
+    /// the turns for the next attempt: nothing is lost.
+    pub async fn session(&self, session_id: &str, last: bool, scope: Option<&str>) -> Extracted {
         let mut out = Extracted {
             session_id: session_id.to_string(),
             ..Extracted::default()
         };
-        let pending = match self.pending(session_id).await {
+        let pending = match self.pending(session_id, scope).await {
             Ok(p) => p,
             Err(e) => {
                 out.error = Some(e);
@@ -111,16 +112,19 @@ impl Extractor<'_> {
         out
     }
 
-    async fn pending(&self, session_id: &str) -> Result<Pending, String> {
+    async fn pending(&self, session_id: &str, scope: Option<&str>) -> Result<Pending, String> {
         let recorder = self.recorder.clone();
         let db = self.db.to_path_buf();
         let session = session_id.to_string();
+        let chosen = scope.map(str::to_owned);
         tokio::task::spawn_blocking(move || {
             // The session's last turn may still be in the recorder's queue.
             recorder.flush().map_err(|e| e.to_string())?;
             let store = Store::open_read_only(&db).map_err(|e| e.to_string())?;
             let fresh = learned_turns::after_mark(&store, JOB, &session)?;
-            let scope = fresh.last().map(|t| t.scope.clone()).unwrap_or_default();
+            let scope = chosen
+                .or_else(|| fresh.last().map(|t| t.scope.clone()))
+                .unwrap_or_default();
             let through = fresh.last().map(|t| t.turn_index);
             let turns = fresh
                 .iter()

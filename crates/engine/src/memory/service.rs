@@ -59,6 +59,8 @@ enum Job {
     Extract {
         session: String,
         last: bool,
+        /// Overrides the scope the turns were recorded in.
+        scope: Option<String>,
         reply: Option<oneshot::Sender<Extracted>>,
     },
     Retrieved {
@@ -236,7 +238,7 @@ impl Memory {
             due
         };
         if due {
-            self.enqueue(session_id, false, None);
+            self.enqueue(session_id, false);
         }
     }
 
@@ -246,14 +248,32 @@ impl Memory {
             .unwrap_or_else(PoisonError::into_inner)
             .remove(session_id);
         if self.settings.auto {
-            self.enqueue(session_id, true, None);
+            self.enqueue(session_id, true);
         }
     }
 
-    /// Extracts from a session now (compatibility `ingest`/`flush_session`, CLI, admin).
-    pub async fn extract_now(&self, session_id: &str, last: bool) -> Option<Extracted> {
+    /// Extracts from a session now (compatibility `ingest`/`flush_session`, CLI, admin),
+    /// into `scope` when given, else the scope its turns were recorded in.
+    pub async fn extract_now(
+        &self,
+        session_id: &str,
+        last: bool,
+        scope: Option<&str>,
+    ) -> Option<Extracted> {
         let (tx, rx) = oneshot::channel();
-        self.enqueue(session_id, last, Some(tx));
+        let job = Job::Extract {
+            session: session_id.to_string(),
+            last,
+            scope: scope.map(str::to_owned),
+            reply: Some(tx),
+        };
+        if self.tx.try_send(job).is_err() {
+            tracing::warn!(
+                session = session_id,
+                "memory queue full; this extraction is skipped"
+            );
+            return None;
+        }
         rx.await.ok()
     }
 
@@ -276,11 +296,12 @@ impl Memory {
         &self.policies
     }
 
-    fn enqueue(&self, session: &str, last: bool, reply: Option<oneshot::Sender<Extracted>>) {
+    fn enqueue(&self, session: &str, last: bool) {
         let job = Job::Extract {
             session: session.to_string(),
             last,
-            reply,
+            scope: None,
+            reply: None,
         };
         if self.tx.try_send(job).is_err() {
             tracing::warn!(
@@ -344,9 +365,10 @@ async fn run(
             Job::Extract {
                 session,
                 last,
+                scope,
                 reply,
             } => {
-                let out = extractor.session(&session, last).await;
+                let out = extractor.session(&session, last, scope.as_deref()).await;
                 match &out.error {
                     Some(e) => {
                         tracing::warn!(session, error = %e, "memory extraction failed; the turns wait for the next attempt")
