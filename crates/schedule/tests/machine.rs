@@ -617,3 +617,158 @@ fn stale_step_ids_change_nothing() {
         "a step is already running (rl)"
     );
 }
+
+/// Sleep hours 23:00–07:00 in Berlin, under a clock that starts at `at`.
+fn berlin_at(at: &str) -> (FakeClock, Scheduler) {
+    let clock = FakeClock::new(ts(at), tz("Europe/Berlin"));
+    let s = scheduler(&clock, vec![sleep_source(&clock)]);
+    (clock, s)
+}
+
+fn too_short_left(s: &mut Scheduler) -> jiff::SignedDuration {
+    match s.try_start_step("rl").unwrap_err().why {
+        Refusal::TooShort { left, .. } => left,
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn spring_forward_night_opens_and_closes_on_the_wall_clock() {
+    // Berlin, 2026-03-29: 02:00 CET jumps to 03:00 CEST (01:00Z); the night is 7 h long.
+    let (clock, mut s) = berlin_at("2026-03-28T11:00:00Z");
+    assert_eq!(s.tick(), vec![]);
+    assert_eq!(
+        s.next_window(),
+        Some(upcoming(
+            Reason::Sleep,
+            "2026-03-28T22:00:00Z",
+            "2026-03-29T05:00:00Z"
+        ))
+    );
+    clock.set(ts("2026-03-28T21:59:59Z"));
+    assert_eq!(s.tick(), vec![]);
+    assert_eq!(
+        s.try_start_step("rl").unwrap_err().to_string(),
+        "no window is open; next: tonight 23:00 (sleep)"
+    );
+
+    clock.set(ts("2026-03-28T22:00:00Z"));
+    assert_eq!(
+        s.tick(),
+        vec![Event::Opened {
+            reasons: vec![Reason::Sleep],
+            until: Some(ts("2026-03-29T05:00:00Z")),
+        }]
+    );
+    // After the jump the window keeps its end, and the next one is the following night.
+    clock.set(ts("2026-03-29T01:30:00Z"));
+    assert_eq!(s.tick(), vec![]);
+    assert_eq!(
+        s.next_window(),
+        Some(upcoming(
+            Reason::Sleep,
+            "2026-03-29T21:00:00Z",
+            "2026-03-30T05:00:00Z"
+        ))
+    );
+
+    // 06:50 CEST: 10 real minutes are left, not the 70 an eight-hour night would leave.
+    clock.set(ts("2026-03-29T04:50:00Z"));
+    assert_eq!(s.tick(), vec![]);
+    let refused = s.try_start_step("rl").unwrap_err();
+    assert_eq!(
+        refused.to_string(),
+        "the sleep window ends at 07:00, in 10 min, less than the 15 min a step needs"
+    );
+    assert!(matches!(
+        refused.why,
+        Refusal::TooShort { ends, .. } if ends == ts("2026-03-29T05:00:00Z")
+    ));
+
+    // 06:40 CEST: 20 minutes left is enough; the step is stopped at 07:00 CEST.
+    clock.set(ts("2026-03-29T04:40:00Z"));
+    let step = s.try_start_step("rl").unwrap();
+    s.drain_events();
+    clock.set(ts("2026-03-29T04:59:59Z"));
+    assert_eq!(s.tick(), vec![]);
+    assert!(!step.stop.is_cancelled());
+    clock.set(ts("2026-03-29T05:00:00Z"));
+    assert_eq!(
+        s.tick(),
+        vec![
+            Event::Closed {
+                why: CloseReason::Ended
+            },
+            Event::StepStopped {
+                owner: "rl".into(),
+                why: CloseReason::Ended
+            },
+        ]
+    );
+    assert!(step.stop.is_cancelled());
+}
+
+#[test]
+fn fall_back_night_opens_and_closes_on_the_wall_clock() {
+    // Berlin, 2026-10-25: 03:00 CEST falls back to 02:00 CET (01:00Z); the night is 9 h long.
+    let (clock, mut s) = berlin_at("2026-10-24T10:00:00Z");
+    assert_eq!(s.tick(), vec![]);
+    assert_eq!(
+        s.next_window(),
+        Some(upcoming(
+            Reason::Sleep,
+            "2026-10-24T21:00:00Z",
+            "2026-10-25T06:00:00Z"
+        ))
+    );
+    clock.set(ts("2026-10-24T20:59:59Z"));
+    assert_eq!(s.tick(), vec![]);
+    clock.set(ts("2026-10-24T21:00:00Z"));
+    assert_eq!(
+        s.tick(),
+        vec![Event::Opened {
+            reasons: vec![Reason::Sleep],
+            until: Some(ts("2026-10-25T06:00:00Z")),
+        }]
+    );
+    // The repeated hour (02:30 CET, after 02:30 CEST) is still the same night.
+    clock.set(ts("2026-10-25T01:30:00Z"));
+    assert_eq!(s.tick(), vec![]);
+    assert_eq!(
+        s.next_window(),
+        Some(upcoming(
+            Reason::Sleep,
+            "2026-10-25T22:00:00Z",
+            "2026-10-26T06:00:00Z"
+        ))
+    );
+
+    // 06:00 CET is eight real hours in, where an eight-hour night would have closed:
+    // the window is open with an hour left, so a step starts.
+    clock.set(ts("2026-10-25T05:00:00Z"));
+    assert_eq!(s.tick(), vec![]);
+    let step = s.try_start_step("rl").unwrap();
+    s.drain_events();
+    assert!(!step.stop.is_cancelled());
+    assert_eq!(
+        s.step_done(step.id),
+        vec![Event::StepFinished { owner: "rl".into() }]
+    );
+
+    // 06:50 CET: 10 minutes are left.
+    clock.set(ts("2026-10-25T05:50:00Z"));
+    assert_eq!(s.tick(), vec![]);
+    assert_eq!(too_short_left(&mut s), jiff::SignedDuration::from_mins(10));
+    assert_eq!(
+        s.try_start_step("rl").unwrap_err().to_string(),
+        "the sleep window ends at 07:00, in 10 min, less than the 15 min a step needs"
+    );
+
+    clock.set(ts("2026-10-25T06:00:00Z"));
+    assert_eq!(
+        s.tick(),
+        vec![Event::Closed {
+            why: CloseReason::Ended
+        }]
+    );
+}
