@@ -86,21 +86,33 @@ impl Fixture {
 async fn a_long_step_stops_within_seconds_of_the_user_returning() {
     let f = Fixture::new(AWAY);
     let windows = f.windows();
+    let step = windows.try_start_step("test.trainer").unwrap();
+    let told_to_stop = step.token();
+    assert_eq!(windows.snapshot().phase_name(), "running");
+    // Only a tick publishes a snapshot from here on: one stamped with this time is the
+    // ticker's.
+    let first_tick: Timestamp = "2026-12-03T10:00:01Z".parse().unwrap();
+    f.clock.set(first_tick);
     let stop_ticking = CancellationToken::new();
     windows.spawn_ticker(stop_ticking.clone());
-    let step = windows.try_start_step("test.trainer").unwrap();
-    assert_eq!(windows.snapshot().phase_name(), "running");
     // The fake step: works until told to stop, then reports (drops the guard).
     let work = tokio::spawn(async move {
         step.stopped().await;
         drop(step);
     });
-    // Let the ticker's immediate first tick pass, so the close is seen by a later one.
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // Wait for the ticker's immediate first tick to finish, with the user away, so the
+    // close below is seen by a later one.
+    let mut polls = 0;
+    while windows.snapshot().at != first_tick {
+        polls += 1;
+        assert!(polls < 500, "the ticker did not tick within 5 s");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     assert!(
-        !work.is_finished(),
-        "the step stopped while the user was away"
+        !told_to_stop.is_cancelled(),
+        "the step was told to stop while the user was away"
     );
+    assert_eq!(windows.snapshot().phase_name(), "running");
 
     f.idle.set(Reading::Closed);
     let stopped = tokio::time::timeout(Duration::from_secs(5), work).await;
