@@ -21,25 +21,37 @@ const AFTER_FAILURE: Duration = Duration::from_secs(30);
 /// Samples judged per round.
 const JUDGE_BATCH: u32 = 32;
 
-pub fn spawn_judge(learning: Learning, shutdown: CancellationToken) -> tokio::task::JoinHandle<()> {
-    let s = learning.settings();
-    let judge = match s.judge.clone().map(Judge::new).transpose() {
-        Ok(j) => j,
-        Err(e) => {
-            tracing::warn!(error = %e, "the judge cannot be used; samples wait unjudged");
-            None
+/// The judge and the distillation teacher, built once from the settings. Rounds hold them
+/// one at a time (the loop's and "Train now"'s), so no sample is judged twice at once.
+pub(super) struct Graders {
+    judge: Option<Judge>,
+    teacher: Option<Teacher>,
+}
+
+impl Graders {
+    pub(super) fn build(s: &super::RlSettings) -> Graders {
+        let judge = match s.judge.clone().map(Judge::new).transpose() {
+            Ok(j) => j,
+            Err(e) => {
+                tracing::warn!(error = %e, "the judge cannot be used; samples wait unjudged");
+                None
+            }
+        };
+        let teacher = match s.teacher.clone().map(Teacher::new).transpose() {
+            Ok(t) => t,
+            Err(e) => {
+                tracing::warn!(error = %e, "the distillation teacher cannot be used");
+                None
+            }
+        };
+        if judge.is_none() {
+            tracing::warn!("rl.prm_url is empty: no judge scores the samples");
         }
-    };
-    let teacher = match s.teacher.clone().map(Teacher::new).transpose() {
-        Ok(t) => t,
-        Err(e) => {
-            tracing::warn!(error = %e, "the distillation teacher cannot be used");
-            None
-        }
-    };
-    if judge.is_none() {
-        tracing::warn!("rl.prm_url is empty: no judge scores the samples");
+        Graders { judge, teacher }
     }
+}
+
+pub fn spawn_judge(learning: Learning, shutdown: CancellationToken) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         loop {
             tokio::select! {
@@ -47,18 +59,16 @@ pub fn spawn_judge(learning: Learning, shutdown: CancellationToken) -> tokio::ta
                 () = learning.inner.wake_judge.notified() => {}
                 () = tokio::time::sleep(JUDGE_EVERY) => {}
             }
-            judge_round(&learning, judge.as_ref(), teacher.as_ref()).await;
+            judge_round(&learning).await;
         }
     })
 }
 
 /// Ends finished sessions' samples, judges what is due, adds teacher logprobs.
-pub(super) async fn judge_round(
-    learning: &Learning,
-    judge: Option<&Judge>,
-    teacher: Option<&Teacher>,
-) {
+pub(super) async fn judge_round(learning: &Learning) {
     let inner = &learning.inner;
+    let graders = inner.graders.lock().await;
+    let (judge, teacher) = (graders.judge.as_ref(), graders.teacher.as_ref());
     let ended: Vec<String> = std::mem::take(&mut *lock(&inner.ended));
     for session in ended {
         if let Err(e) = inner.samples.end_session(&session) {
@@ -266,9 +276,6 @@ pub(super) async fn run_step(
 /// "Train now": judge what is due, then one step on whatever is judged (at least one sample),
 /// window or not.
 pub async fn train_now(learning: &Learning, shutdown: &CancellationToken) -> StepReport {
-    let s = learning.settings();
-    let judge = s.judge.clone().and_then(|c| Judge::new(c).ok());
-    let teacher = s.teacher.clone().and_then(|c| Teacher::new(c).ok());
-    judge_round(learning, judge.as_ref(), teacher.as_ref()).await;
+    judge_round(learning).await;
     run_step(learning, 1, shutdown.cancelled()).await
 }

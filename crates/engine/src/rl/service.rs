@@ -50,6 +50,7 @@ pub(super) struct Inner {
     /// Sessions that ended, handed from the (non-blocking) session hook to the judge loop.
     pub ended: Mutex<Vec<String>>,
     pub generation: OnceLock<Generation>,
+    pub graders: tokio::sync::Mutex<super::loops::Graders>,
     pub events: Events,
 }
 
@@ -62,6 +63,7 @@ impl Learning {
     /// Opens the sample store; nothing connects until [`Learning::spawn`].
     pub fn new(settings: RlSettings, events: Events) -> Result<Self, metaclaw_learn::LearnError> {
         let samples = SampleStore::open(&settings.db)?;
+        let graders = tokio::sync::Mutex::new(super::loops::Graders::build(&settings));
         Ok(Self {
             inner: Arc::new(Inner {
                 settings,
@@ -76,6 +78,7 @@ impl Learning {
                 wake_trainer: Notify::new(),
                 ended: Mutex::new(Vec::new()),
                 generation: OnceLock::new(),
+                graders,
                 events,
             }),
         })
