@@ -32,6 +32,17 @@ async fn wait_for<T>(what: &str, mut check: impl AsyncFnMut() -> Option<T>) -> T
     }
 }
 
+/// Installs the toy tokenizer in `home` and starts the daemon against the fake backend.
+async fn start(home: &Home, toy: &toy_model::ToyModel, tinker: &FakeTinker) {
+    toy.install(home.path(), MODEL).unwrap();
+    let mut start = home.cmd("file", &["start", "--daemon"]);
+    start.env("METACLAW_RL_API_KEY", tinker.api_key());
+    let o = tokio::task::spawn_blocking(move || start.output().unwrap())
+        .await
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn rollout_runs_the_models_commands_through_the_proxy_and_stores_samples() {
     let toy = toy_model::build().unwrap();
@@ -78,13 +89,7 @@ rl:
         tinker.base_url(),
         tasks.path().display()
     ));
-    toy.install(home.path(), MODEL).unwrap();
-    let mut start = home.cmd("file", &["start", "--daemon"]);
-    start.env("METACLAW_RL_API_KEY", tinker.api_key());
-    let o = tokio::task::spawn_blocking(move || start.output().unwrap())
-        .await
-        .unwrap();
-    assert!(o.status.success(), "{o:?}");
+    start(&home, &toy, &tinker).await;
     let base = format!("http://127.0.0.1:{port}");
     let token = home.admin_token();
     let http = reqwest::Client::new();
@@ -246,13 +251,7 @@ rl:
         tinker.base_url(),
         tasks.path().display()
     ));
-    toy.install(home.path(), MODEL).unwrap();
-    let mut start = home.cmd("file", &["start", "--daemon"]);
-    start.env("METACLAW_RL_API_KEY", tinker.api_key());
-    let o = tokio::task::spawn_blocking(move || start.output().unwrap())
-        .await
-        .unwrap();
-    assert!(o.status.success(), "{o:?}");
+    start(&home, &toy, &tinker).await;
 
     let log = wait_for("the rollout's warning", async || {
         let log = daemon_log(&home);
