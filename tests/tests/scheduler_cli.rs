@@ -54,14 +54,21 @@ fn hhmm(secs: u64) -> String {
 
 /// How the CLI names a time `at` seen from `now` (both UTC): today, tonight (18:00 on),
 /// or tomorrow.
+/// A window's start as status lines say it: "tonight" for an evening later today.
 fn said(now: u64, at: u64) -> String {
+    let hm = said_time(now, at);
+    if at / DAY == now / DAY && (at % DAY) / 3600 >= 18 {
+        format!("tonight {hm}")
+    } else {
+        hm
+    }
+}
+
+/// An end ("until …") as status lines say it: the time today, else "tomorrow".
+fn said_time(now: u64, at: u64) -> String {
     let hm = hhmm(at);
     if at / DAY == now / DAY {
-        if (at % DAY) / 3600 >= 18 {
-            format!("tonight {hm}")
-        } else {
-            hm
-        }
+        hm
     } else {
         format!("tomorrow {hm}")
     }
@@ -115,7 +122,7 @@ async fn a_pause_made_while_stopped_is_picked_up_at_start() {
     let out = ok(&home, &["pause", "--until", &hhmm(at)]);
     assert!(out.contains("not running"), "{out}");
     assert!(
-        out.contains(&format!("paused until {}", said(now_secs(), at))),
+        out.contains(&format!("paused until {}", said_time(now_secs(), at))),
         "{out}"
     );
 
@@ -192,7 +199,7 @@ async fn inside_the_sleep_hours_the_window_is_open_now() {
     let out = ok(&home, &["scheduler", "next-window"]);
     let expected = format!(
         "next window: now (sleep) until {}",
-        said(now, now + 2 * 3600 - (now + 2 * 3600) % 60)
+        said_time(now, now + 2 * 3600 - (now + 2 * 3600) % 60)
     );
     assert_eq!(out.trim_end(), expected, "{out}");
     let status = ok(&home, &["scheduler", "status"]);
