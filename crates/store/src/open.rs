@@ -1,7 +1,6 @@
 //! Opening the database: file checks, connection settings, migrations.
 
-use std::fs::File;
-use std::io::{ErrorKind, Read};
+use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -11,8 +10,8 @@ use crate::SCHEMA_VERSION;
 use crate::error::StoreError;
 use crate::migrations::MIGRATIONS;
 
-/// Every SQLite 3 file starts with these bytes.
-const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
+/// The smallest page SQLite writes: a non-empty file shorter than this is not a database.
+const MIN_DATABASE_BYTES: u64 = 512;
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// One connection to `metaclaw.db`.
@@ -92,30 +91,36 @@ impl Store {
     }
 }
 
-/// Rejects a non-empty file that does not carry SQLite's header, before SQLite touches it.
-/// An empty or missing file is a new database (unless `must_exist`).
+/// Rejects a path that cannot be a database before SQLite touches it; an empty or missing file
+/// is a new database (unless `must_exist`).
+///
+/// Only the file's metadata is read here, never its bytes: closing any descriptor of the file
+/// drops every POSIX lock this process holds on it (fcntl semantics), including the shared
+/// lock SQLite's open connections keep. Without that lock another process's SQLite (a user's
+/// `sqlite3 metaclaw.db`) believes it is the last connection when it closes, checkpoints and
+/// deletes the `-wal`/`-shm` files under the running engine. SQLite itself reads page 1 and
+/// refuses a file without its header (`probe`), through descriptors it keeps open.
 fn check_header(path: &Path, must_exist: bool) -> Result<(), StoreError> {
     let read_err = |source| StoreError::Read {
         path: path.to_path_buf(),
         source,
     };
-    let mut file = match File::open(path) {
-        Ok(file) => file,
-        Err(e) if e.kind() == ErrorKind::NotFound && !must_exist => return Ok(()),
-        Err(e) => return Err(read_err(e)),
-    };
-    let mut header = Vec::with_capacity(SQLITE_MAGIC.len());
-    file.by_ref()
-        .take(SQLITE_MAGIC.len() as u64)
-        .read_to_end(&mut header)
-        .map_err(read_err)?;
-    if header.is_empty() || header == SQLITE_MAGIC {
-        Ok(())
-    } else {
-        Err(StoreError::NotADatabase {
-            path: path.to_path_buf(),
-            source: None,
-        })
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_dir() => Err(read_err(std::io::Error::new(
+            ErrorKind::IsADirectory,
+            "a directory, not a database file",
+        ))),
+        // Non-empty files are checked by SQLite's own first read (`probe`), which refuses
+        // anything without its header before anything is written.
+        Ok(meta) if meta.len() > 0 && meta.len() < MIN_DATABASE_BYTES => {
+            Err(StoreError::NotADatabase {
+                path: path.to_path_buf(),
+                source: None,
+            })
+        }
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == ErrorKind::NotFound && !must_exist => Ok(()),
+        Err(e) => Err(read_err(e)),
     }
 }
 

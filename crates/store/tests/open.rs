@@ -97,6 +97,26 @@ fn a_garbage_file_is_refused_and_left_byte_identical() {
 }
 
 #[test]
+fn short_garbage_files_are_refused_and_left_byte_identical() {
+    // Shorter than one page and longer than one minimal page: both must be refused by the
+    // file checks before SQLite could take them for an empty database and write to them.
+    for len in [10usize, 700] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("metaclaw.db");
+        let garbage: Vec<u8> = (0..len).map(|i| b'a' + (i % 26) as u8).collect();
+        std::fs::write(&path, &garbage).unwrap();
+        for result in [Store::open(&path), Store::open_read_only(&path)] {
+            assert!(
+                matches!(result, Err(StoreError::NotADatabase { .. })),
+                "{len} bytes of text were opened as a database"
+            );
+        }
+        assert_eq!(std::fs::read(&path).unwrap(), garbage);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+}
+
+#[test]
 fn a_damaged_database_is_refused_and_left_byte_identical() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("metaclaw.db");
