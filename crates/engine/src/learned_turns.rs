@@ -22,3 +22,47 @@ pub fn after_mark(store: &Store, job: &str, session: &str) -> Result<Vec<TurnRow
         .filter(|t| t.turn_type == "main" && (200..300).contains(&t.status))
         .collect())
 }
+
+/// Turns sent to a learning model in one call, at most.
+pub const WINDOW_TURNS: usize = 20;
+/// Bytes of turn text sent in one call, at most (the newest turn always goes).
+pub const WINDOW_BYTES: usize = 48 * 1024;
+
+/// `items` (oldest first) split into those older than the window and the window itself:
+/// the newest that fit [`WINDOW_TURNS`] and [`WINDOW_BYTES`] by `size`. Newest win, so a
+/// backlog never grows what one call sends.
+pub fn newest_window<T>(mut items: Vec<T>, size: impl Fn(&T) -> usize) -> (Vec<T>, Vec<T>) {
+    let mut bytes = 0usize;
+    let mut keep = 0usize;
+    for item in items.iter().rev() {
+        bytes = bytes.saturating_add(size(item));
+        if keep >= WINDOW_TURNS || (keep > 0 && bytes > WINDOW_BYTES) {
+            break;
+        }
+        keep += 1;
+    }
+    let window = items.split_off(items.len() - keep);
+    (items, window)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_window_keeps_the_newest_within_count_and_bytes() {
+        let (older, window) = newest_window((0..50).collect::<Vec<u32>>(), |_| 10);
+        assert_eq!(older.len(), 30);
+        assert_eq!(window, (30..50).collect::<Vec<_>>());
+        let (older, window) = newest_window(vec![1, 2, 3], |_| WINDOW_BYTES / 2);
+        assert_eq!((older, window), (vec![1], vec![2, 3]));
+        let (older, window) = newest_window(vec![1, 2], |_| WINDOW_BYTES * 3);
+        assert_eq!(
+            (older, window),
+            (vec![1], vec![2]),
+            "the newest always goes"
+        );
+        let (older, window) = newest_window(Vec::<u8>::new(), |_| 1);
+        assert!(older.is_empty() && window.is_empty());
+    }
+}

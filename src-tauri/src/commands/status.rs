@@ -1,5 +1,6 @@
 //! `metaclaw status [--json]`.
 
+mod health;
 mod weights;
 
 use metaclaw_engine::admin::Status;
@@ -31,8 +32,17 @@ pub fn run(paths: &Paths, as_json: bool) -> Outcome {
         .enable_all()
         .build()?;
     let value = runtime.block_on(client.get("/api/status"))?;
-    // Weight learning; status still answers if this does not.
+    // Weight learning and the training windows; status still answers if these do not.
     let learning = runtime.block_on(client.get("/api/learning"));
+    let scheduler = runtime.block_on(client.get("/api/scheduler"));
+    let window = scheduler
+        .as_ref()
+        .map_err(|f| f.message.clone())
+        .and_then(|v| {
+            serde_json::from_value::<SchedulerStatus>(v.clone())
+                .map(|w| text::render_now(&w))
+                .map_err(|e| format!("unreadable scheduler status ({e})"))
+        });
     if as_json {
         let mut v = value;
         if let Some(obj) = v.as_object_mut() {
@@ -40,6 +50,18 @@ pub fn run(paths: &Paths, as_json: bool) -> Outcome {
             obj.insert(
                 "learning".into(),
                 learning.as_ref().map_or(Value::Null, Clone::clone),
+            );
+            obj.insert(
+                "scheduler".into(),
+                scheduler.as_ref().map_or(Value::Null, Clone::clone),
+            );
+            // The words of the text status's `learning:` line.
+            obj.insert(
+                "learning_window".into(),
+                match &window {
+                    Ok(w) => json!({"state": w.state, "next_window": w.next_window}),
+                    Err(e) => json!({"error": e}),
+                },
             );
         }
         output::line(v);
@@ -75,15 +97,10 @@ pub fn run(paths: &Paths, as_json: bool) -> Outcome {
         s.requests, s.errors
     ));
     output::line(format!("  sessions:   {} open", s.sessions_open));
-    output::line(format!(
-        "  recorded:   {} turns{}",
-        s.turns_recorded,
-        if s.recorder_dropped > 0 {
-            format!(" ({} dropped: recorder queue full)", s.recorder_dropped)
-        } else {
-            String::new()
-        }
-    ));
+    output::line(format!("  recorded:   {} turns", s.turns_recorded));
+    for line in health::recorder_lines(&s.health) {
+        output::line(format!("              {line}"));
+    }
     match &s.skills {
         None => output::line("  skills:     off"),
         Some(k) => {
@@ -108,17 +125,21 @@ pub fn run(paths: &Paths, as_json: bool) -> Outcome {
         )),
     }
     // The training-window line; status still answers if the scheduler does not.
-    match runtime.block_on(client.get("/api/scheduler")) {
-        Ok(v) => match serde_json::from_value::<SchedulerStatus>(v) {
-            Ok(w) => {
-                let words = text::render_now(&w);
-                output::line(format!("  learning:   {}", words.state));
-                output::line(format!("              {}", words.next_window));
-            }
-            Err(e) => output::line(format!("  learning:   unreadable scheduler status ({e})")),
-        },
-        Err(f) => output::line(format!("  learning:   unknown ({})", f.message)),
+    match &window {
+        Ok(words) => {
+            output::line(format!("  learning:   {}", words.state));
+            output::line(format!("              {}", words.next_window));
+        }
+        Err(e) if scheduler.is_err() => output::line(format!("  learning:   unknown ({e})")),
+        Err(e) => output::line(format!("  learning:   {e}")),
     }
+    for line in health::learning_lines(&s.health) {
+        output::line(format!("              {line}"));
+    }
+    output::line(format!(
+        "  calls:      {}",
+        health::calls_line(&s.learning_calls)
+    ));
     match &learning {
         Ok(v) => {
             if let Some(line) = weights::line(v) {
@@ -127,9 +148,12 @@ pub fn run(paths: &Paths, as_json: bool) -> Outcome {
         }
         Err(f) => output::line(format!("  weights:    unknown ({})", f.message)),
     }
+    if let Some(problem) = &s.health.database {
+        output::line(format!("  database:   {problem}"));
+    }
     output::line(format!(
         "  last error: {}",
-        s.last_error.as_deref().unwrap_or("none")
+        health::last_error(&s).unwrap_or_else(|| "none".into())
     ));
     Ok(())
 }

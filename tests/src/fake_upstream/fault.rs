@@ -22,12 +22,18 @@ pub enum Fault {
     Overloaded,
     /// 401 with an authentication error body, whatever key was sent.
     Unauthorized,
+    /// 401 whose message quotes the credential header it was sent, as a careless upstream
+    /// or a proxy in front of one does.
+    UnauthorizedEcho,
     /// Wait this long before sending the response headers.
     SlowFirstByte(Duration),
     /// Wait this long between SSE frames.
     ChunkDelay(Duration),
     /// Send headers and a few frames, then drop the connection without the terminator.
     DisconnectMidStream,
+    /// Send headers and a few frames, then close the stream cleanly without its final event
+    /// (`[DONE]` / `message_stop`): a reply cut short that looks like a normal end.
+    EndEarly,
     /// Send one frame whose `data:` is not JSON, then carry on normally.
     MalformedSse,
     /// Never answer (until the fake shuts down).
@@ -59,9 +65,11 @@ impl FromStr for Fault {
             "500" => Self::ServerError,
             "529" => Self::Overloaded,
             "401" => Self::Unauthorized,
+            "401_echo" => Self::UnauthorizedEcho,
             "slow_first_byte" => Self::SlowFirstByte(millis()?),
             "chunk_delay" => Self::ChunkDelay(millis()?),
             "disconnect_mid_stream" => Self::DisconnectMidStream,
+            "end_early" => Self::EndEarly,
             "malformed_sse" => Self::MalformedSse,
             "hang" => Self::Hang,
             other => return Err(format!("unknown fault `{other}`")),
@@ -94,9 +102,11 @@ impl fmt::Display for Fault {
             Self::ServerError => f.write_str("500"),
             Self::Overloaded => f.write_str("529"),
             Self::Unauthorized => f.write_str("401"),
+            Self::UnauthorizedEcho => f.write_str("401_echo"),
             Self::SlowFirstByte(d) => write!(f, "slow_first_byte:{}", d.as_millis()),
             Self::ChunkDelay(d) => write!(f, "chunk_delay:{}", d.as_millis()),
             Self::DisconnectMidStream => f.write_str("disconnect_mid_stream"),
+            Self::EndEarly => f.write_str("end_early"),
             Self::MalformedSse => f.write_str("malformed_sse"),
             Self::Hang => f.write_str("hang"),
         }
@@ -150,12 +160,14 @@ mod tests {
             ("fault:500", Fault::ServerError),
             ("[[fault:529]]", Fault::Overloaded),
             ("401", Fault::Unauthorized),
+            ("401_echo", Fault::UnauthorizedEcho),
             (
                 "slow_first_byte:250",
                 Fault::SlowFirstByte(Duration::from_millis(250)),
             ),
             ("chunk_delay:5", Fault::ChunkDelay(Duration::from_millis(5))),
             ("disconnect_mid_stream", Fault::DisconnectMidStream),
+            ("end_early", Fault::EndEarly),
             ("malformed_sse", Fault::MalformedSse),
             ("hang", Fault::Hang),
         ] {

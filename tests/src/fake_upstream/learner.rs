@@ -20,6 +20,16 @@ pub struct Task {
     pub wrong: String,
 }
 
+/// What the fake answers a structured-output call while told to answer prose
+/// ([`crate::fake_upstream::FakeUpstream::answer_prose_to_structured_output`]).
+pub const PROSE: &str = "I'd rather not answer in JSON today. Here are my thoughts instead.";
+
+/// Whether the request asks for JSON: a `response_format`, or the schema spelled out in
+/// the prompt (Anthropic, or a server without structured output).
+pub fn wants_json(request: &Value, raw: &str) -> bool {
+    request.get("response_format").is_some() || raw.contains("Reply with one JSON object only")
+}
+
 /// The reply text when the request is a structured-output call or a registered task.
 pub fn answer(
     request: &Value,

@@ -122,6 +122,13 @@ impl FakeUpstream {
         self.shared.set_reject_response_format(reject);
     }
 
+    /// While on, every call that asks for JSON (structured output, or the schema in the
+    /// prompt) is answered with prose: a learning model that never answers usable JSON.
+    /// Scripted replies ([`Self::push_reply`]) still come first.
+    pub fn answer_prose_to_structured_output(&self, on: bool) {
+        self.shared.set_prose_for_structured(on);
+    }
+
     /// `POST /v1/embeddings` requests received (also counted in [`Self::request_count`]).
     pub fn embedding_requests(&self) -> u64 {
         self.shared.embedding_requests()

@@ -155,6 +155,24 @@ fn authorized(s: &Shared, proto: Protocol, headers: &HeaderMap) -> bool {
     }
 }
 
+/// The error an error fault answers with; the echoing 401 quotes the request's credential.
+fn fault_answer(proto: Protocol, fault: Fault, headers: &HeaderMap) -> Option<Response> {
+    if fault != Fault::UnauthorizedEcho {
+        return errors::fault_response(proto, fault);
+    }
+    let sent = ["authorization", "x-api-key"]
+        .iter()
+        .filter_map(|h| headers.get(*h).and_then(|v| v.to_str().ok()))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let msg = format!("Invalid credentials in request: {sent}");
+    Some(errors::error_response(
+        proto,
+        ErrorKind::Authentication,
+        &msg,
+    ))
+}
+
 fn unauthorized(proto: Protocol) -> Response {
     let msg = match proto {
         Protocol::OpenAi => "Incorrect API key provided.",
@@ -212,11 +230,14 @@ async fn model_request(
     }
     let queued = s.pop_fault();
     // An error fault answers before a scripted reply is taken, so the script survives it.
-    if let Some(resp) = queued.and_then(|f| errors::fault_response(proto, f)) {
+    if let Some(resp) = queued.and_then(|f| fault_answer(proto, f, headers)) {
         return resp;
     }
     let learned = || {
         let raw = String::from_utf8_lossy(body);
+        if s.prose_for_structured() && learner::wants_json(&value, &raw) {
+            return Some(learner::PROSE.to_owned());
+        }
         learner::answer(&value, &raw, &conv.newest_user_text, &s.tasks())
     };
     let (reply, fault) = match s.pop_reply().or_else(learned) {
@@ -227,7 +248,7 @@ async fn model_request(
             (reply, queued.or(marker))
         }
     };
-    if let Some(resp) = fault.and_then(|f| errors::fault_response(proto, f)) {
+    if let Some(resp) = fault.and_then(|f| fault_answer(proto, f, headers)) {
         return resp;
     }
     if let Err(resp) = delay_for(&s, proto, fault).await {

@@ -44,6 +44,7 @@ impl StreamPlan {
         match fault {
             Some(Fault::ChunkDelay(d)) => self.delay = Some(d),
             Some(Fault::DisconnectMidStream) => self.disconnect_after = Some(keep),
+            Some(Fault::EndEarly) => self.frames.truncate(keep),
             Some(Fault::MalformedSse) => self.frames.insert(keep, malformed),
             _ => {}
         }

@@ -90,6 +90,7 @@ pub(crate) struct Shared {
     replies: Mutex<VecDeque<String>>,
     tasks: Mutex<Vec<Task>>,
     reject_response_format: AtomicBool,
+    prose_for_structured: AtomicBool,
     request_count: AtomicU64,
     embedding_requests: AtomicU64,
     cancelled_streams: AtomicU64,
@@ -111,6 +112,7 @@ impl Shared {
             replies: Mutex::default(),
             tasks: Mutex::default(),
             reject_response_format: AtomicBool::new(false),
+            prose_for_structured: AtomicBool::new(false),
             request_count: AtomicU64::new(0),
             embedding_requests: AtomicU64::new(0),
             cancelled_streams: AtomicU64::new(0),
@@ -160,6 +162,14 @@ impl Shared {
 
     pub fn set_reject_response_format(&self, reject: bool) {
         self.reject_response_format.store(reject, Ordering::Relaxed);
+    }
+
+    pub fn set_prose_for_structured(&self, on: bool) {
+        self.prose_for_structured.store(on, Ordering::Relaxed);
+    }
+
+    pub fn prose_for_structured(&self) -> bool {
+        self.prose_for_structured.load(Ordering::Relaxed)
     }
 
     pub fn rejects_response_format(&self) -> bool {

@@ -19,4 +19,4 @@ mod status;
 pub use agents::{AgentsAdmin, StartReconnect};
 pub use routes::{AdminState, router};
 pub use skills::{SkillsAdmin, skill_json};
-pub use status::{MemoryStatus, SkillsStatus, Status, UpstreamStatus};
+pub use status::{Health, MemoryStatus, SkillsStatus, Status, UpstreamStatus};

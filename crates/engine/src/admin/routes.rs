@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use axum::extract::{Query, Request, State};
-use axum::http::{StatusCode, header};
+use axum::http::StatusCode;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::agents::AgentsAdmin;
 use super::skills::{self, SkillsAdmin};
-use super::status::{MemoryStatus, SkillsStatus, Status, UpstreamStatus};
+use super::status::{Health, MemoryStatus, SkillsStatus, Status, UpstreamStatus};
 use super::{memory, memory_policy};
 use crate::config::Config;
 use crate::memory::Memory;
@@ -81,12 +81,7 @@ pub fn router(state: Arc<AdminState>) -> Router {
 }
 
 async fn require_token(State(state): State<Arc<AdminState>>, req: Request, next: Next) -> Response {
-    let presented = req
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .unwrap_or_default();
+    let presented = metaclaw_proxy::auth::bearer_token(req.headers()).unwrap_or_default();
     if bool::from(presented.as_bytes().ct_eq(state.token.as_bytes())) {
         return next.run(req).await;
     }
@@ -102,21 +97,35 @@ pub(super) fn error(status: StatusCode, message: &str) -> Response {
 
 async fn status(State(state): State<Arc<AdminState>>) -> Response {
     let db = state.db.clone();
-    // A missing or locked database must not break status; the count is then 0.
-    let (turns, evolution, memory) = tokio::task::spawn_blocking(move || {
-        let Ok(store) = Store::open_read_only(&db) else {
-            return (0, Default::default(), None);
+    // A missing or locked database must not break status: the counts are then 0 and the
+    // health section says why.
+    let (turns, evolution, memory, unreadable) = tokio::task::spawn_blocking(move || {
+        if !db.exists() {
+            let problem = format!("the database file {} is missing", db.display());
+            return (0, Default::default(), None, Some(problem));
+        }
+        let store = match Store::open_read_only(&db) {
+            Ok(s) => s,
+            Err(e) => {
+                let problem = format!("the database cannot be read: {e}");
+                return (0, Default::default(), None, Some(problem));
+            }
         };
-        let turns = store.stats().map(|s| s.turns).unwrap_or(0);
+        let (turns, unreadable) = match store.stats() {
+            Ok(s) => (s.turns, None),
+            Err(e) => (0, Some(format!("the database cannot be read: {e}"))),
+        };
         let memory = metaclaw_memory::db::stats(store.connection(), None).ok();
         (
             turns,
             store.skill_event_counts().unwrap_or_default(),
             memory,
+            unreadable,
         )
     })
     .await
     .unwrap_or_default();
+    let health = health(&state, unreadable).await;
     let memory = state.memory.as_ref().map(|_| {
         let m = memory.unwrap_or_default();
         MemoryStatus {
@@ -162,8 +171,44 @@ async fn status(State(state): State<Arc<AdminState>>) -> Response {
         log_dir: state.log_dir.display().to_string(),
         skills,
         memory,
+        health,
+        learning_calls: crate::llm::calls::snapshot(),
     };
     Json(body).into_response()
+}
+
+/// Lost recordings, failing learning jobs (those that failed since start) and the
+/// database's state.
+async fn health(state: &AdminState, unreadable: Option<String>) -> Health {
+    let recorder = state.recorder.health();
+    let mut learning = Vec::new();
+    if let Some(e) = state.skills.as_ref().and_then(|s| s.evolution.as_ref()) {
+        learning.push(e.health());
+    }
+    if let Some(m) = &state.memory {
+        learning.push(m.health());
+    }
+    if let Some(l) = &state.learning {
+        let (l, mode) = (l.clone(), state.config.mode);
+        let error = tokio::task::spawn_blocking(move || l.view(mode).last_error)
+            .await
+            .ok()
+            .flatten();
+        if let Some(e) = error {
+            learning.push(crate::llm::pacing::JobHealth {
+                job: "rl_trainer".into(),
+                failures: 1,
+                last_error: Some(e),
+                ..Default::default()
+            });
+        }
+    }
+    learning.retain(|j| j.failures > 0);
+    Health {
+        database: recorder.database_problem.clone().or(unreadable),
+        recorder,
+        learning,
+    }
 }
 
 async fn config(State(state): State<Arc<AdminState>>) -> Response {

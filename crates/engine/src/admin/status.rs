@@ -2,6 +2,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::llm::calls::LearningCalls;
+use crate::llm::pacing::JobHealth;
+use crate::recorder::RecorderHealth;
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct UpstreamStatus {
     pub name: String,
@@ -36,6 +40,42 @@ pub struct Status {
     /// `None` when memory is off.
     #[serde(default)]
     pub memory: Option<MemoryStatus>,
+    /// What went wrong out of sight: lost recordings, failing learning, the database.
+    #[serde(default)]
+    pub health: Health,
+    /// Calls made to the provider for learning, and the tokens they cost.
+    #[serde(default)]
+    pub learning_calls: LearningCalls,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Health {
+    /// The database could not be read (or the recorder can no longer write it).
+    pub database: Option<String>,
+    pub recorder: RecorderHealth,
+    /// Learning jobs that have failed since start: `skill_evolution`, `memory_extraction`,
+    /// `rl_trainer`. A job that never failed is not listed.
+    pub learning: Vec<JobHealth>,
+}
+
+impl Health {
+    /// The newest problem of all, with its time, if any has a time.
+    pub fn newest(&self) -> Option<(String, i64)> {
+        let r = &self.recorder;
+        let mut all: Vec<(String, i64)> = Vec::new();
+        if let (Some(e), Some(at)) = (&r.last_write_error, r.last_write_error_at_ms) {
+            all.push((format!("recorder: {e}"), at));
+        }
+        if let Some(at) = r.last_dropped_at_ms {
+            all.push(("recorder: queue full, turns dropped".into(), at));
+        }
+        for j in &self.learning {
+            if let (Some(e), Some(at)) = (&j.last_error, j.last_error_at_ms) {
+                all.push((format!("{}: {e}", j.job.replace('_', " ")), at));
+            }
+        }
+        all.into_iter().max_by_key(|(_, at)| *at)
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

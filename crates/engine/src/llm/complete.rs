@@ -3,6 +3,7 @@
 use metaclaw_proxy::seams::Protocol;
 use serde_json::{Value, json};
 
+use super::calls::Purpose;
 use super::endpoint::Endpoint;
 use super::error::LlmError;
 use super::http::{Rejected, malformed, post_json};
@@ -28,21 +29,31 @@ pub async fn complete(
     ep: &Endpoint,
     req: &Completion,
 ) -> Result<String, LlmError> {
+    complete_for(Purpose::Other, http, ep, req).await
+}
+
+/// [`complete`], counted in the learning ledger under `purpose`.
+pub async fn complete_for(
+    purpose: Purpose,
+    http: &reqwest::Client,
+    ep: &Endpoint,
+    req: &Completion,
+) -> Result<String, LlmError> {
     match ep.protocol {
         Protocol::Openai => {
-            let first =
-                post_json(http, ep, "chat/completions", &openai_body(ep, req, true)).await?;
+            let chat = "chat/completions";
+            let first = post_json(http, ep, chat, &openai_body(ep, req, true), purpose).await?;
             let reply = match first {
                 Err(r) if req.json_schema.is_some() && refuses_schema(&r) => {
                     tracing::debug!(model = %ep.model, "response_format refused; retrying without it");
-                    post_json(http, ep, "chat/completions", &openai_body(ep, req, false)).await?
+                    post_json(http, ep, chat, &openai_body(ep, req, false), purpose).await?
                 }
                 other => other,
             };
             openai_text(ep, reply.map_err(|r| r.into_error(ep))?)
         }
         Protocol::Anthropic => {
-            let reply = post_json(http, ep, "messages", &anthropic_body(ep, req)).await?;
+            let reply = post_json(http, ep, "messages", &anthropic_body(ep, req), purpose).await?;
             anthropic_text(ep, reply.map_err(|r| r.into_error(ep))?)
         }
     }

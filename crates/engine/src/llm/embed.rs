@@ -3,6 +3,7 @@
 use serde::Deserialize;
 use serde_json::json;
 
+use super::calls::Purpose;
 use super::endpoint::Endpoint;
 use super::error::LlmError;
 use super::http::{malformed, post_json};
@@ -28,7 +29,7 @@ pub async fn embed(
         return Ok(Vec::new());
     }
     let body = json!({ "model": ep.model, "input": inputs });
-    let value = post_json(http, ep, "embeddings", &body)
+    let value = post_json(http, ep, "embeddings", &body, Purpose::Embeddings)
         .await?
         .map_err(|r| r.into_error(ep))?;
     let reply: Reply =

@@ -4,6 +4,7 @@
 use metaclaw_proxy::seams::Protocol;
 use serde_json::Value;
 
+use super::calls::{self, Purpose, Usage};
 use super::endpoint::Endpoint;
 use super::error::{LlmError, origin, transport_reason, upstream_message};
 
@@ -37,8 +38,24 @@ impl Rejected {
 }
 
 /// Posts `body` and parses the JSON reply. `Ok(Err(_))` is an HTTP error answer, which some
-/// callers retry differently; `Err(_)` is everything else.
+/// callers retry differently; `Err(_)` is everything else. Every call is counted in the
+/// learning ledger under `purpose`, with the tokens its answer reports.
 pub(super) async fn post_json(
+    http: &reqwest::Client,
+    ep: &Endpoint,
+    path: &str,
+    body: &Value,
+    purpose: Purpose,
+) -> Result<Result<Value, Rejected>, LlmError> {
+    let answer = send(http, ep, path, body).await;
+    match &answer {
+        Ok(Ok(reply)) => calls::record(purpose, true, Usage::of(reply)),
+        _ => calls::record(purpose, false, Usage::default()),
+    }
+    answer
+}
+
+async fn send(
     http: &reqwest::Client,
     ep: &Endpoint,
     path: &str,

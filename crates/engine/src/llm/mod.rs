@@ -5,16 +5,18 @@
 //! Not the proxy: no streaming, no fallbacks, no translation. A background job that fails
 //! records the error and tries again later.
 
+pub mod calls;
 mod complete;
 mod embed;
 mod endpoint;
 pub(crate) mod error;
 mod http;
+pub mod pacing;
 mod query_vector;
 mod vector_cache;
 mod vector_math;
 
-pub use complete::{Completion, complete};
+pub use complete::{Completion, complete, complete_for};
 pub use embed::embed;
 pub use endpoint::{
     DEFAULT_EMBEDDING_MODEL, EMBEDDING_KEY, EVOLVER_KEY, EXTRACTOR_KEY, Endpoint,

@@ -95,7 +95,7 @@ async fn ingest(
     let mut report = Vec::new();
     for session in sessions {
         let Some(out) = memory
-            .extract_now(&session, true, named(req.scope.as_deref()))
+            .extract_paced(&session, true, named(req.scope.as_deref()))
             .await
         else {
             return error(
@@ -170,7 +170,7 @@ async fn buffer_turn(
     if !due {
         return Json(json!({"flushed": false, "added": null})).into_response();
     }
-    match memory.extract_now(&req.session_id, false, None).await {
+    match memory.extract_paced(&req.session_id, false, None).await {
         Some(out) => Json(json!({"flushed": true, "added": out.added()})).into_response(),
         None => error(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -249,7 +249,7 @@ async fn flush_session(
     };
     // The recorder may still hold turns pushed just before; extraction flushes it first.
     let scope = named(req.scope_id.as_deref());
-    match memory.extract_now(&req.session_id, req.last, scope).await {
+    match memory.extract_paced(&req.session_id, req.last, scope).await {
         Some(out) => match out.error {
             Some(e) => error(StatusCode::BAD_GATEWAY, &e),
             None => Json(json!({"added": out.added()})).into_response(),

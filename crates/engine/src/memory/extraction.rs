@@ -16,6 +16,8 @@ use serde::Serialize;
 
 use super::apply::{Applied, Origin, apply};
 use crate::learned_turns;
+use crate::llm::calls::Purpose;
+use crate::llm::pacing::{Decision, MAX_ATTEMPTS, Pacing};
 use crate::llm::{self, Completion, Endpoint};
 use crate::recorder::{RecorderHandle, unix_ms};
 use crate::skills::evolution::digest;
@@ -39,6 +41,12 @@ pub struct Extracted {
     /// Proposals the model made that were not usable, with the reason.
     pub rejected: Vec<(String, String)>,
     pub error: Option<String>,
+    /// Why the rules read these turns although a model is configured (it kept failing).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<String>,
+    /// The model is backing off after failures: nothing was read, the turns wait.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub waiting: bool,
 }
 
 impl Extracted {
@@ -52,10 +60,14 @@ pub struct Extractor<'a> {
     pub recorder: &'a RecorderHandle,
     pub http: &'a reqwest::Client,
     pub endpoint: Option<&'a Endpoint>,
+    pub pacing: &'a Pacing,
 }
 
 /// Turns of `session` after the last extraction, and the scope they belong to.
 struct Pending {
+    /// Older than the window sent to the model: read by the rules (newest turns win).
+    older: Vec<TurnText>,
+    /// What the model is shown.
     turns: Vec<TurnText>,
     scope: String,
     through: Option<u64>,
@@ -66,13 +78,33 @@ impl Extractor<'_> {
     /// Extracts from a session's new turns; `last` adds the session's working summary.
     /// `scope` overrides the scope the turns were recorded in (the compatibility routes'
     /// explicit `scope`). A failure (model down, unusable answer) stores nothing and leaves
-    /// the turns for the next attempt: nothing is lost.
-    pub async fn session(&self, session_id: &str, last: bool, scope: Option<&str>) -> Extracted {
+    /// the turns for the next attempt (the same stretch, not grown, once the back-off
+    /// allows); after [`MAX_ATTEMPTS`] the rules read them instead, as they do while the
+    /// model keeps failing. Nothing is lost.
+    pub async fn session(
+        &self,
+        session_id: &str,
+        last: bool,
+        scope: Option<&str>,
+        explicit: bool,
+    ) -> Extracted {
         let mut out = Extracted {
             session_id: session_id.to_string(),
             ..Extracted::default()
         };
-        let pending = match self.pending(session_id, scope).await {
+        let decision = match self.endpoint {
+            Some(_) => self.pacing.decide(session_id, explicit),
+            None => Decision::Call { through: None },
+        };
+        let limit = match decision {
+            Decision::Call { through } => through,
+            Decision::Fallback => None,
+            Decision::Wait => {
+                out.waiting = true;
+                return out;
+            }
+        };
+        let pending = match self.pending(session_id, scope, limit).await {
             Ok(p) => p,
             Err(e) => {
                 out.error = Some(e);
@@ -80,29 +112,52 @@ impl Extractor<'_> {
             }
         };
         out.scope = pending.scope.clone();
-        out.turns = pending.turns.len();
-        if pending.turns.is_empty() {
+        out.turns = pending.turns.len() + pending.older.len();
+        if out.turns == 0 {
             return out;
         }
-        let (mut candidates, source) = match self.endpoint {
-            Some(ep) => match self.ask_model(ep, &pending).await {
-                Ok((candidates, rejected)) => {
+        let all_by_rules = || {
+            let mut c = extract::extract_rules(&pending.older);
+            c.extend(extract::extract_rules(&pending.turns));
+            c
+        };
+        let (mut candidates, source) = match (self.endpoint, decision) {
+            (Some(_), Decision::Fallback) => {
+                let e = self.pacing.health().last_error.unwrap_or_default();
+                out.fallback = Some(format!(
+                    "the extraction model failed {MAX_ATTEMPTS} times in a row and is backing off; the last failure: {e}"
+                ));
+                (all_by_rules(), Source::Rules)
+            }
+            (Some(ep), _) => match self.ask_model(ep, &pending).await {
+                Ok((mut candidates, rejected)) => {
+                    self.pacing.succeeded(session_id);
                     out.rejected = rejected;
+                    candidates.extend(extract::extract_rules(&pending.older));
                     (candidates, Source::Extracted)
                 }
                 Err(e) => {
-                    out.extractor = "model".into();
-                    out.error = Some(e);
-                    return out;
+                    if !self.pacing.failed(session_id, pending.through, &e) {
+                        out.extractor = "model".into();
+                        out.error = Some(e);
+                        return out;
+                    }
+                    let reason = format!(
+                        "the extraction model failed {MAX_ATTEMPTS} times on these turns; the last failure: {e}"
+                    );
+                    self.pacing.gave_up(&reason);
+                    out.fallback = Some(reason);
+                    (all_by_rules(), Source::Rules)
                 }
             },
-            None => (extract::extract_rules(&pending.turns), Source::Rules),
+            (None, _) => (all_by_rules(), Source::Rules),
         };
         out.extractor = match source {
             Source::Extracted => "model".into(),
             _ => "rules".into(),
         };
         if last && let Some(summary) = extract::working_summary(&pending.turns) {
+            // The summary is of the newest turns, whoever read them.
             candidates.push(summary);
         }
         match self.store(session_id, &pending, candidates, source).await {
@@ -112,7 +167,13 @@ impl Extractor<'_> {
         out
     }
 
-    async fn pending(&self, session_id: &str, scope: Option<&str>) -> Result<Pending, String> {
+    /// `limit`: no turn after it (a failed stretch is offered again as it was).
+    async fn pending(
+        &self,
+        session_id: &str,
+        scope: Option<&str>,
+        limit: Option<u64>,
+    ) -> Result<Pending, String> {
         let recorder = self.recorder.clone();
         let db = self.db.to_path_buf();
         let session = session_id.to_string();
@@ -121,12 +182,13 @@ impl Extractor<'_> {
             // The session's last turn may still be in the recorder's queue.
             recorder.flush().map_err(|e| e.to_string())?;
             let store = Store::open_read_only(&db).map_err(|e| e.to_string())?;
-            let fresh = learned_turns::after_mark(&store, JOB, &session)?;
+            let mut fresh = learned_turns::after_mark(&store, JOB, &session)?;
+            fresh.retain(|t| limit.is_none_or(|l| t.turn_index <= l));
             let scope = chosen
                 .or_else(|| fresh.last().map(|t| t.scope.clone()))
                 .unwrap_or_default();
             let through = fresh.last().map(|t| t.turn_index);
-            let turns = fresh
+            let turns: Vec<TurnText> = fresh
                 .iter()
                 .filter_map(|t| {
                     digest(t).map(|d| TurnText {
@@ -143,7 +205,10 @@ impl Extractor<'_> {
                 db::active_in_scope(store.connection(), &scope, None, KNOWN)
                     .map_err(|e| e.to_string())?
             };
+            let (older, turns) =
+                learned_turns::newest_window(turns, |t| t.user.len() + t.assistant.len());
             Ok(Pending {
+                older,
                 turns,
                 scope,
                 through,
@@ -166,7 +231,7 @@ impl Extractor<'_> {
             max_tokens: MAX_TOKENS,
             json_schema: Some(("memories".into(), extract::schema())),
         };
-        let answer = llm::complete(self.http, ep, &request)
+        let answer = llm::complete_for(Purpose::Extraction, self.http, ep, &request)
             .await
             .map_err(|e| e.to_string())?;
         let parsed = extract::parse(&answer)

@@ -21,6 +21,7 @@ use super::reader::Readers;
 use super::vectors::Vectors;
 use crate::events::{EngineEvent, Events};
 use crate::llm::Endpoint;
+use crate::llm::pacing::{Decision, JobHealth, Pacing};
 use crate::recorder::{RecorderHandle, unix_ms};
 use crate::schedule::gate::{Done, Held, run_in_windows};
 use crate::schedule::{Gate, StopSignal};
@@ -61,6 +62,8 @@ enum Job {
         last: bool,
         /// Overrides the scope the turns were recorded in.
         scope: Option<String>,
+        /// Asked for by a person: runs even while the model is backing off.
+        explicit: bool,
         reply: Option<oneshot::Sender<Extracted>>,
     },
     Retrieved {
@@ -87,6 +90,8 @@ pub struct Memory {
     /// Main turns per open session since its last extraction.
     counts: Arc<Mutex<HashMap<String, u32>>>,
     events: Events,
+    /// Back-off of the extraction model after failed or unusable answers.
+    pacing: Arc<Pacing>,
 }
 
 impl Memory {
@@ -110,9 +115,21 @@ impl Memory {
             settings: config.settings.clone(),
             counts: Arc::new(Mutex::new(HashMap::new())),
             events: config.events.clone(),
+            pacing: Arc::new(Pacing::new("memory_extraction")),
         };
-        tokio::spawn(run(config, rx, deferred));
+        tokio::spawn(run(config, rx, deferred, Arc::clone(&memory.pacing)));
         memory
+    }
+
+    /// Failing extractions and the back-off, for status.
+    pub fn health(&self) -> JobHealth {
+        self.pacing.health()
+    }
+
+    /// An automatic trigger is queued unless the model is backing off (then the turns
+    /// wait), or, once it has failed too often, to be read by the rules.
+    fn may_extract(&self, session_id: &str) -> bool {
+        !matches!(self.pacing.decide(session_id, false), Decision::Wait)
     }
 
     /// The memory section for a turn, within `budget` tokens. Reads only; the units shown
@@ -237,7 +254,7 @@ impl Memory {
             }
             due
         };
-        if due {
+        if due && self.may_extract(session_id) {
             self.enqueue(session_id, false);
         }
     }
@@ -247,24 +264,47 @@ impl Memory {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(session_id);
-        if self.settings.auto {
+        if self.settings.auto && self.may_extract(session_id) {
             self.enqueue(session_id, true);
         }
     }
 
-    /// Extracts from a session now (compatibility `ingest`/`flush_session`, CLI, admin),
-    /// into `scope` when given, else the scope its turns were recorded in.
+    /// Extracts from a session now (CLI, admin), into `scope` when given, else the scope
+    /// its turns were recorded in. Runs even while the model is backing off.
     pub async fn extract_now(
         &self,
         session_id: &str,
         last: bool,
         scope: Option<&str>,
     ) -> Option<Extracted> {
+        self.extract_and_wait(session_id, last, scope, true).await
+    }
+
+    /// Like [`Memory::extract_now`], for callers that are not a person (the compatibility
+    /// routes agents call): while the model is backing off the turns wait, or are read by
+    /// the rules once it has failed too often.
+    pub async fn extract_paced(
+        &self,
+        session_id: &str,
+        last: bool,
+        scope: Option<&str>,
+    ) -> Option<Extracted> {
+        self.extract_and_wait(session_id, last, scope, false).await
+    }
+
+    async fn extract_and_wait(
+        &self,
+        session_id: &str,
+        last: bool,
+        scope: Option<&str>,
+        explicit: bool,
+    ) -> Option<Extracted> {
         let (tx, rx) = oneshot::channel();
         let job = Job::Extract {
             session: session_id.to_string(),
             last,
             scope: scope.map(str::to_owned),
+            explicit,
             reply: Some(tx),
         };
         if self.tx.try_send(job).is_err() {
@@ -301,6 +341,7 @@ impl Memory {
             session: session.to_string(),
             last,
             scope: None,
+            explicit: false,
             reply: None,
         };
         if self.tx.try_send(job).is_err() {
@@ -350,12 +391,14 @@ async fn run(
     config: MemoryConfig,
     mut jobs: mpsc::Receiver<Job>,
     deferred: Option<Arc<Held<String>>>,
+    pacing: Arc<Pacing>,
 ) {
     let extractor = Extractor {
         db: &config.db,
         recorder: &config.recorder,
         http: &config.http,
         endpoint: config.endpoint.as_ref(),
+        pacing: &pacing,
     };
     // Retrievals per scope since its policy was last considered. Kept in memory: a restart
     // only delays the next decision.
@@ -366,9 +409,12 @@ async fn run(
                 session,
                 last,
                 scope,
+                explicit,
                 reply,
             } => {
-                let out = extractor.session(&session, last, scope.as_deref()).await;
+                let out = extractor
+                    .session(&session, last, scope.as_deref(), explicit)
+                    .await;
                 match &out.error {
                     Some(e) => {
                         tracing::warn!(session, error = %e, "memory extraction failed; the turns wait for the next attempt")
@@ -377,6 +423,7 @@ async fn run(
                         session,
                         scope = out.scope,
                         extractor = out.extractor,
+                        fallback = out.fallback.as_deref().unwrap_or_default(),
                         added = out.applied.added.len(),
                         updated = out.applied.updated.len(),
                         superseded = out.applied.superseded.len(),

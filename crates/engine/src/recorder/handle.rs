@@ -1,14 +1,15 @@
 //! The sending side: never blocks on the hot path.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender};
-use std::time::Instant;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Instant, SystemTime};
 
 use metaclaw_proxy::seams::{SessionEvent, TurnRecord, TurnSink};
 use metaclaw_store::NewBlock;
 
-use super::{Message, RecorderError};
+use super::convert::unix_ms;
+use super::{Message, RecorderError, RecorderHealth};
 
 const WARN_EVERY_MS: u64 = 1000;
 
@@ -24,7 +25,13 @@ pub(super) struct Shared {
     /// Turns queued but not yet taken by the worker.
     pub(super) depth: AtomicUsize,
     dropped: AtomicU64,
+    /// When a turn was last dropped for a full queue (ms since the epoch; 0 never).
+    dropped_at_ms: AtomicI64,
     pub(super) failed: AtomicU64,
+    /// Why turns were last lost on the way to the database, and when.
+    pub(super) last_failure: Mutex<Option<(String, i64)>>,
+    /// The database can no longer be written (its file was deleted or replaced).
+    pub(super) database_problem: Mutex<Option<String>>,
     started: Instant,
     /// Milliseconds after `started` before which no new "queue full" warning is logged.
     next_warn_ms: AtomicU64,
@@ -36,7 +43,10 @@ pub(super) fn channel(capacity: usize) -> (RecorderHandle, Receiver<Message>) {
     let shared = Arc::new(Shared {
         depth: AtomicUsize::new(0),
         dropped: AtomicU64::new(0),
+        dropped_at_ms: AtomicI64::new(0),
         failed: AtomicU64::new(0),
+        last_failure: Mutex::new(None),
+        database_problem: Mutex::new(None),
         started: Instant::now(),
         next_warn_ms: AtomicU64::new(0),
     });
@@ -52,6 +62,29 @@ impl RecorderHandle {
     /// Turns the database refused to store.
     pub fn failed(&self) -> u64 {
         self.shared.failed.load(Ordering::Relaxed)
+    }
+
+    /// Turns lost on their way to the database and why, for status.
+    pub fn health(&self) -> RecorderHealth {
+        let shared = &self.shared;
+        let dropped_at = shared.dropped_at_ms.load(Ordering::Relaxed);
+        let failure = shared
+            .last_failure
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        RecorderHealth {
+            dropped_queue_full: self.dropped(),
+            last_dropped_at_ms: (dropped_at > 0).then_some(dropped_at),
+            failed_writes: self.failed(),
+            last_write_error: failure.as_ref().map(|(e, _)| e.clone()),
+            last_write_error_at_ms: failure.map(|(_, at)| at),
+            database_problem: shared
+                .database_problem
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone(),
+        }
     }
 
     /// Blocks until everything queued before this call is committed. Not for the hot path.
@@ -71,6 +104,18 @@ impl RecorderHandle {
 
     pub(super) fn shared(&self) -> &Shared {
         &self.shared
+    }
+
+    /// `turns` turns were not recorded because of `reason`.
+    pub(super) fn lost(&self, turns: usize, reason: String) {
+        let shared = &self.shared;
+        shared
+            .failed
+            .fetch_add(u64::try_from(turns).unwrap_or(u64::MAX), Ordering::Relaxed);
+        *shared
+            .last_failure
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some((reason, unix_ms(SystemTime::now())));
     }
 
     /// Control messages wait for room: they come from shutdown paths and tests, which
@@ -109,6 +154,9 @@ impl TurnSink for RecorderHandle {
         if self.tx.try_send(Message::Turn(Box::new(turn))).is_err() {
             self.shared.depth.fetch_sub(1, Ordering::Relaxed);
             self.shared.dropped.fetch_add(1, Ordering::Relaxed);
+            self.shared
+                .dropped_at_ms
+                .store(unix_ms(SystemTime::now()), Ordering::Relaxed);
             self.warn_dropped("a turn");
         }
     }

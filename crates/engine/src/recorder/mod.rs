@@ -15,6 +15,8 @@ mod tests;
 use std::path::Path;
 use std::sync::mpsc;
 
+use serde::{Deserialize, Serialize};
+
 use metaclaw_proxy::seams::{SessionEvent, TurnRecord};
 use metaclaw_store::{NewBlock, Store, StoreError};
 
@@ -44,6 +46,21 @@ pub enum RecorderError {
     Stopped,
 }
 
+/// Turns lost on their way to the database, and why, as status shows them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RecorderHealth {
+    /// Dropped because the recorder's queue was full (a slow or stuck disk).
+    pub dropped_queue_full: u64,
+    pub last_dropped_at_ms: Option<i64>,
+    /// Not written: the database refused them (disk full, read-only, deleted …).
+    pub failed_writes: u64,
+    pub last_write_error: Option<String>,
+    pub last_write_error_at_ms: Option<i64>,
+    /// The database file was deleted or replaced while running: nothing is recorded until
+    /// MetaClaw restarts.
+    pub database_problem: Option<String>,
+}
+
 /// Opens the database at `db_path` and starts the recorder thread with a queue of
 /// `capacity` messages. The handle is cheap to clone and is what the proxy gets as its
 /// `TurnSink`; the worker is kept by whoever shuts the engine down.
@@ -53,6 +70,7 @@ pub fn start(
 ) -> Result<(RecorderHandle, RecorderWorker), RecorderError> {
     let store = Store::open(db_path)?;
     let (handle, queue) = handle::channel(capacity);
-    let worker = RecorderWorker::spawn(store, queue, handle.clone())?;
+    let file = worker::DbFile::of(db_path);
+    let worker = RecorderWorker::spawn(store, queue, handle.clone(), file)?;
     Ok((handle, worker))
 }

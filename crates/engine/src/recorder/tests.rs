@@ -175,9 +175,12 @@ fn a_full_queue_drops_without_blocking_and_counts() {
     }
     assert_eq!(handle.queue_depth(), 3);
     assert_eq!(handle.dropped(), 7);
+    let health = handle.health();
+    assert_eq!(health.dropped_queue_full, 7);
+    assert!(health.last_dropped_at_ms.is_some());
 
     let store = Store::open(&db(&dir)).unwrap();
-    let worker = RecorderWorker::spawn(store, queue, handle.clone()).unwrap();
+    let worker = RecorderWorker::spawn(store, queue, handle.clone(), None).unwrap();
     handle.flush().unwrap();
     assert_eq!(handle.queue_depth(), 0);
     assert_eq!(read(&db(&dir)).stats().unwrap().turns, 3);
@@ -247,4 +250,48 @@ fn dropping_the_worker_also_commits() {
     }
     drop(worker);
     assert_eq!(read(&db(&dir)).session_turns("s").unwrap().len(), 20);
+}
+
+#[test]
+fn a_deleted_database_is_named_and_its_turns_counted_as_lost() {
+    let dir = tempfile::tempdir().unwrap();
+    let (handle, worker) = start(&db(&dir), 64).unwrap();
+    handle.turn_finished(record("s", Protocol::Openai, ReplyCapture::None));
+    handle.flush().unwrap();
+    assert_eq!(handle.health(), Default::default());
+
+    std::fs::remove_file(db(&dir)).unwrap();
+    for _ in 0..4 {
+        handle.turn_finished(record("s", Protocol::Openai, ReplyCapture::None));
+    }
+    handle.flush().unwrap();
+    let health = handle.health();
+    assert_eq!(health.failed_writes, 4);
+    let problem = health.database_problem.unwrap();
+    assert!(problem.contains("metaclaw.db was deleted"), "{problem}");
+    assert_eq!(health.last_write_error.as_deref(), Some(problem.as_str()));
+    assert!(health.last_write_error_at_ms.is_some());
+    worker.shutdown().unwrap();
+}
+
+#[test]
+fn a_refused_write_is_counted_with_its_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let (handle, worker) = start(&db(&dir), 64).unwrap();
+    // What a full disk looks like to the recorder: every insert fails.
+    let conn = rusqlite::Connection::open(db(&dir)).unwrap();
+    conn.execute_batch(
+        "CREATE TRIGGER full BEFORE INSERT ON turns BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END;",
+    )
+    .unwrap();
+    for _ in 0..3 {
+        handle.turn_finished(record("s", Protocol::Openai, ReplyCapture::None));
+    }
+    handle.flush().unwrap();
+    let health = handle.health();
+    assert_eq!(health.failed_writes, 3);
+    let error = health.last_write_error.unwrap();
+    assert!(error.contains("database or disk is full"), "{error}");
+    assert_eq!(health.database_problem, None);
+    worker.shutdown().unwrap();
 }

@@ -1,6 +1,7 @@
 //! The recorder thread: drains the queue in batches, one transaction per batch of turns.
 
-use std::sync::atomic::Ordering;
+use std::path::{Path, PathBuf};
+use std::sync::PoisonError;
 use std::sync::mpsc::Receiver;
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
@@ -28,16 +29,64 @@ pub struct RecorderWorker {
     thread: Option<JoinHandle<()>>,
 }
 
+/// The database file the recorder opened. SQLite keeps writing to a file deleted under it
+/// (and a file put in its place is never read), so those writes would be lost without a
+/// word: each batch first checks the file at the path is still the one opened.
+pub(super) struct DbFile {
+    path: PathBuf,
+    id: Option<(u64, u64)>,
+}
+
+impl DbFile {
+    /// The file now at `path`.
+    pub(super) fn of(path: &Path) -> Option<DbFile> {
+        Some(DbFile {
+            path: path.to_path_buf(),
+            id: Some(file_id(path)?),
+        })
+    }
+
+    /// Why writing there would lose the turns, if it would.
+    fn problem(&self) -> Option<String> {
+        let name = self
+            .path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        match file_id(&self.path) {
+            None => Some(format!(
+                "the database file {name} was deleted while MetaClaw was running; nothing is recorded until it restarts"
+            )),
+            Some(id) if Some(id) != self.id => Some(format!(
+                "the database file {name} was replaced while MetaClaw was running; nothing is recorded until it restarts"
+            )),
+            Some(_) => None,
+        }
+    }
+}
+
+#[cfg(unix)]
+fn file_id(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+}
+
+#[cfg(not(unix))]
+fn file_id(path: &Path) -> Option<(u64, u64)> {
+    std::fs::metadata(path).ok().map(|_| (0, 0))
+}
+
 impl RecorderWorker {
     pub(super) fn spawn(
         store: Store,
         queue: Receiver<Message>,
         handle: RecorderHandle,
+        file: Option<DbFile>,
     ) -> Result<RecorderWorker, RecorderError> {
         let worker_handle = handle.clone();
         let thread = thread::Builder::new()
             .name("metaclaw-recorder".to_owned())
-            .spawn(move || run(store, &queue, &worker_handle))
+            .spawn(move || run(store, &queue, &worker_handle, file.as_ref()))
             .map_err(RecorderError::Spawn)?;
         Ok(RecorderWorker {
             handle,
@@ -69,9 +118,17 @@ impl Drop for RecorderWorker {
     }
 }
 
-fn run(mut store: Store, queue: &Receiver<Message>, handle: &RecorderHandle) {
+fn run(
+    mut store: Store,
+    queue: &Receiver<Message>,
+    handle: &RecorderHandle,
+    file: Option<&DbFile>,
+) {
     lower_priority();
-    let mut pending = Pending::default();
+    let mut pending = Pending {
+        file,
+        ..Pending::default()
+    };
     while let Ok(first) = queue.recv() {
         // Linger briefly so a busy proxy's turns share one transaction instead of paying a
         // commit each; flushes and shutdown are still answered at once.
@@ -82,7 +139,10 @@ fn run(mut store: Store, queue: &Receiver<Message>, handle: &RecorderHandle) {
             taken += 1;
             match message {
                 Message::Turn(record) => {
-                    handle.shared().depth.fetch_sub(1, Ordering::Relaxed);
+                    handle
+                        .shared()
+                        .depth
+                        .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
                     pending.turns.push(new_turn(*record));
                 }
                 // Events and control messages keep their place relative to the turns.
@@ -124,13 +184,30 @@ fn lower_priority() {
 
 /// What is waiting for the next transaction.
 #[derive(Default)]
-struct Pending {
+struct Pending<'f> {
     turns: Vec<NewTurn>,
     blocks: Vec<NewBlock>,
+    file: Option<&'f DbFile>,
 }
 
-impl Pending {
+impl Pending<'_> {
     fn write(&mut self, store: &mut Store, handle: &RecorderHandle) {
+        if (!self.turns.is_empty() || !self.blocks.is_empty())
+            && let Some(problem) = self.file.and_then(DbFile::problem)
+        {
+            if !self.turns.is_empty() {
+                tracing::error!(turns = self.turns.len(), "{problem}; turns not recorded");
+                handle.lost(self.turns.len(), problem.clone());
+            }
+            *handle
+                .shared()
+                .database_problem
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = Some(problem);
+            self.turns.clear();
+            self.blocks.clear();
+            return;
+        }
         write_turns(store, &mut self.turns, handle);
         if !self.blocks.is_empty() {
             if let Err(e) = store.put_injected_blocks(&self.blocks) {
@@ -151,7 +228,7 @@ fn write_turns(store: &mut Store, pending: &mut Vec<NewTurn>, handle: &RecorderH
         tracing::warn!(error = %e, turns = pending.len(), "batch write failed; retrying turns one by one");
         for turn in pending.iter() {
             if let Err(e) = store.insert_turns(std::slice::from_ref(turn)) {
-                handle.shared().failed.fetch_add(1, Ordering::Relaxed);
+                handle.lost(1, format!("the database refused the write: {e}"));
                 tracing::error!(error = %e, session_id = %turn.session_id, "turn not recorded");
             }
         }

@@ -43,6 +43,13 @@ pub struct Outcome {
     pub error: Option<String>,
     /// The skill generation once the written skills were loaded.
     pub generation: u64,
+    /// Turns older than the window sent to the evolver, not read (newest turns win).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub older_turns_skipped: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 pub(super) struct Job {

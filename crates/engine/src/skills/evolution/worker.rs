@@ -17,6 +17,8 @@ use super::digest::digest;
 use super::job::{Job, Outcome, Trigger};
 use crate::events::{EngineEvent, Events};
 use crate::learned_turns;
+use crate::llm::calls::Purpose;
+use crate::llm::pacing::{Decision, JobHealth, MAX_ATTEMPTS, Pacing};
 use crate::llm::{self, Completion, Endpoint};
 use crate::recorder::{RecorderHandle, unix_ms};
 use crate::schedule::{Gate, Permit, StopSignal};
@@ -52,6 +54,8 @@ pub struct Evolution {
     settings: EvolutionSettings,
     /// Main turns per open session since its last evolution.
     counts: Arc<Mutex<HashMap<String, u32>>>,
+    /// Back-off after failed or unusable answers, shared with the worker.
+    pacing: Arc<Pacing>,
 }
 
 /// What the worker needs.
@@ -83,12 +87,25 @@ impl Evolution {
     pub fn start_reporting(worker: Worker, gate: Gate, events: Events) -> Evolution {
         let (tx, rx) = mpsc::channel(QUEUE);
         let settings = worker.settings.clone();
-        tokio::spawn(run(worker, rx, gate, events));
+        let pacing = Arc::new(Pacing::new(OWNER_HEALTH));
+        tokio::spawn(run(worker, rx, gate, events, Arc::clone(&pacing)));
         Evolution {
             tx,
             settings,
             counts: Arc::new(Mutex::new(HashMap::new())),
+            pacing,
         }
+    }
+
+    /// Failing evolutions and the back-off, for status.
+    pub fn health(&self) -> JobHealth {
+        self.pacing.health()
+    }
+
+    /// An automatic trigger calls the model only when it is not backing off; the turns
+    /// wait (newest first) for a later one.
+    fn may_call(&self, session_id: &str) -> bool {
+        matches!(self.pacing.decide(session_id, false), Decision::Call { .. })
     }
 
     pub fn main_turn(&self, session_id: &str) {
@@ -105,7 +122,7 @@ impl Evolution {
             }
             due
         };
-        if due {
+        if due && self.may_call(session_id) {
             self.enqueue(
                 Trigger::EveryNTurns,
                 vec![session_id.to_string()],
@@ -125,7 +142,7 @@ impl Evolution {
             .unwrap_or_else(PoisonError::into_inner)
             .remove(session_id)
             .unwrap_or(0);
-        if left > 0 {
+        if left > 0 && self.may_call(session_id) {
             self.enqueue(
                 Trigger::SessionEnd,
                 vec![session_id.to_string()],
@@ -184,7 +201,13 @@ impl Evolution {
     }
 }
 
-async fn run(mut worker: Worker, mut jobs: mpsc::Receiver<Job>, gate: Gate, events: Events) {
+async fn run(
+    mut worker: Worker,
+    mut jobs: mpsc::Receiver<Job>,
+    gate: Gate,
+    events: Events,
+    pacing: Arc<Pacing>,
+) {
     // Automatic evolutions waiting for a window, one per session: each reads every turn of
     // its session not yet evolved on, so a second trigger adds nothing.
     let mut held: Vec<Job> = Vec::new();
@@ -193,7 +216,7 @@ async fn run(mut worker: Worker, mut jobs: mpsc::Receiver<Job>, gate: Gate, even
             // The permit first: once granted it must be used, not dropped for a new job.
             biased;
             permit = gate.permit(OWNER), if !held.is_empty() => {
-                run_held(&mut worker, &mut held, permit, &events).await;
+                run_held(&mut worker, &mut held, permit, &events, &pacing).await;
                 continue;
             }
             job = jobs.recv() => match job {
@@ -212,17 +235,23 @@ async fn run(mut worker: Worker, mut jobs: mpsc::Receiver<Job>, gate: Gate, even
             }
             continue;
         }
-        let outcome = evolve(&mut worker, &job, &StopSignal::never()).await;
+        let outcome = evolve(&mut worker, &job, &StopSignal::never(), &pacing).await;
         report(&worker, job, outcome, &events).await;
     }
 }
 
 /// Held evolutions, oldest first, until done or the window closes; one stopped halfway
 /// stays held (its turns are not marked evolved on), so the next window runs it again.
-async fn run_held(worker: &mut Worker, held: &mut Vec<Job>, permit: Permit, events: &Events) {
+async fn run_held(
+    worker: &mut Worker,
+    held: &mut Vec<Job>,
+    permit: Permit,
+    events: &Events,
+    pacing: &Pacing,
+) {
     let stop = permit.signal();
     while !permit.is_stopped() && !held.is_empty() {
-        let outcome = evolve(worker, &held[0], &stop).await;
+        let outcome = evolve(worker, &held[0], &stop, pacing).await;
         if outcome.outcome == INTERRUPTED {
             tracing::info!(
                 held = held.len(),
@@ -236,7 +265,8 @@ async fn run_held(worker: &mut Worker, held: &mut Vec<Job>, permit: Permit, even
 }
 
 async fn report(worker: &Worker, job: Job, outcome: Outcome, events: &Events) {
-    if outcome.outcome != "skipped" {
+    // A skip is logged when it has a reason (a stretch given up on), not for no turns.
+    if outcome.outcome != "skipped" || outcome.error.is_some() {
         log_event(worker, &outcome).await;
     }
     let names: Vec<String> = outcome
@@ -268,9 +298,10 @@ async fn report(worker: &Worker, job: Job, outcome: Outcome, events: &Events) {
     }
 }
 
-/// One evolution. Only a completed one moves the session's high-water mark: after a failure
-/// the same turns are offered again at the next trigger (the prompt keeps the newest few).
-async fn evolve(worker: &mut Worker, job: &Job, stop: &StopSignal) -> Outcome {
+/// One evolution. A completed one moves the session's high-water mark. After a failure the
+/// same stretch (never grown) is offered again once the back-off allows; after
+/// [`MAX_ATTEMPTS`] failures it is given up on: skipped with the reason logged, mark moved.
+async fn evolve(worker: &mut Worker, job: &Job, stop: &StopSignal, pacing: &Pacing) -> Outcome {
     let mut out = Outcome {
         trigger: job.trigger,
         sessions: job.sessions.clone(),
@@ -280,10 +311,18 @@ async fn evolve(worker: &mut Worker, job: &Job, stop: &StopSignal) -> Outcome {
         rejected: vec![],
         error: None,
         generation: worker.current.get().generation,
+        older_turns_skipped: 0,
+    };
+    let key = job.sessions.join(",");
+    let explicit = !matches!(job.trigger, Trigger::EveryNTurns | Trigger::SessionEnd);
+    let limit = match pacing.decide(&key, explicit) {
+        Decision::Call { through } => through,
+        // Queued before the back-off began: the turns wait for a later trigger.
+        Decision::Wait | Decision::Fallback => return out,
     };
     let (turns, through) = match &job.samples {
         Some(samples) => (samples.clone(), Vec::new()),
-        None => match unevolved_turns(worker, &job.sessions).await {
+        None => match unevolved_turns(worker, &job.sessions, limit).await {
             Ok(found) => found,
             Err(e) => return failed(out, e),
         },
@@ -291,6 +330,8 @@ async fn evolve(worker: &mut Worker, job: &Job, stop: &StopSignal) -> Outcome {
     if turns.is_empty() {
         return out;
     }
+    let (older, turns) = learned_turns::newest_window(turns, digest_bytes);
+    out.older_turns_skipped = older.len();
     let snapshot = worker.current.get();
     let library = snapshot.library.clone();
     let asked: String = turns
@@ -321,20 +362,35 @@ async fn evolve(worker: &mut Worker, job: &Job, stop: &StopSignal) -> Outcome {
     // The model call is the long part, and nothing is written before it ends: the one
     // place a closing window stops an evolution.
     let answer = tokio::select! {
-        answer = llm::complete(&worker.http, &worker.endpoint, &request) => answer,
+        answer = llm::complete_for(Purpose::Evolution, &worker.http, &worker.endpoint, &request) => answer,
         () = stop.stopped() => {
             out.outcome = INTERRUPTED.into();
             return out;
         }
     };
-    let answer = match answer {
-        Ok(a) => a,
-        Err(e) => return failed(out, e.to_string()),
+    let parsed = match answer {
+        Ok(a) => {
+            parse_proposals(&a).map_err(|e| format!("the evolver's answer was not usable: {e}"))
+        }
+        Err(e) => Err(e.to_string()),
     };
-    let parsed = match parse_proposals(&answer) {
+    let parsed = match parsed {
         Ok(p) => p,
-        Err(e) => return failed(out, format!("the evolver's answer was not usable: {e}")),
+        Err(e) => {
+            let last = through.iter().map(|(_, i)| *i).max();
+            if !pacing.failed(&key, last, &e) {
+                return failed(out, e);
+            }
+            let reason = format!(
+                "given up on these turns after {MAX_ATTEMPTS} failed attempts; the last: {e}"
+            );
+            pacing.gave_up(&reason);
+            mark_evolved(worker, through).await;
+            out.error = Some(reason);
+            return out;
+        }
     };
+    pacing.succeeded(&key);
     let origin = Origin {
         sessions: job.sessions.clone(),
         created_at: rfc3339_now(),
@@ -378,6 +434,7 @@ fn failed(mut out: Outcome, error: String) -> Outcome {
 async fn unevolved_turns(
     worker: &Worker,
     sessions: &[String],
+    limit: Option<u64>,
 ) -> Result<(Vec<TurnDigest>, Vec<(String, u64)>), String> {
     let recorder = worker.recorder.clone();
     let db = worker.db.clone();
@@ -389,7 +446,9 @@ async fn unevolved_turns(
         let mut digests = Vec::new();
         let mut through = Vec::new();
         for session in sessions {
-            let fresh = learned_turns::after_mark(&store, JOB, &session)?;
+            let mut fresh = learned_turns::after_mark(&store, JOB, &session)?;
+            // A stretch that failed is offered again as it was, not grown.
+            fresh.retain(|t| limit.is_none_or(|l| t.turn_index <= l));
             if let Some(last) = fresh.last() {
                 through.push((session.clone(), last.turn_index));
             }
@@ -403,6 +462,13 @@ async fn unevolved_turns(
 
 /// This job's mark in `learned_turns`.
 const JOB: &str = "skills.evolved_through";
+/// This job's name in status.
+const OWNER_HEALTH: &str = "skill_evolution";
+
+/// What one turn adds to the evolver's prompt.
+fn digest_bytes(t: &TurnDigest) -> usize {
+    t.user.len() + t.assistant.len() + t.tool_errors.iter().map(String::len).sum::<usize>()
+}
 
 async fn mark_evolved(worker: &Worker, through: Vec<(String, u64)>) {
     if through.is_empty() {
@@ -445,7 +511,11 @@ async fn log_event(worker: &Worker, out: &Outcome) {
         rejected: out.rejected.clone(),
         error: out.error.clone(),
         generation: i64::try_from(out.generation).unwrap_or(i64::MAX),
-        detail: json!({}),
+        detail: if out.older_turns_skipped > 0 {
+            json!({"older_turns_skipped": out.older_turns_skipped})
+        } else {
+            json!({})
+        },
     };
     let db = worker.db.clone();
     let written =

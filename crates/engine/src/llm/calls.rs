@@ -1,0 +1,197 @@
+//! What learning costs the user: every call the engine makes to a provider for learning
+//! (evolution, extraction, embeddings, judge), counted with the tokens the provider's
+//! `usage` reported, since the engine started and for the current UTC day.
+//!
+//! One process-wide ledger: calls come from many workers (and from crates that only get a
+//! callback), and status reads them all at once. Kept in memory; a restart starts it again.
+
+use std::collections::BTreeMap;
+use std::sync::{Mutex, PoisonError};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Why a call was made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Purpose {
+    Evolution,
+    Extraction,
+    Embeddings,
+    Judge,
+    Other,
+}
+
+impl Purpose {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Purpose::Evolution => "evolution",
+            Purpose::Extraction => "extraction",
+            Purpose::Embeddings => "embeddings",
+            Purpose::Judge => "judge",
+            Purpose::Other => "other",
+        }
+    }
+}
+
+/// Calls and the tokens they cost.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallCounts {
+    pub calls: u64,
+    /// Calls that got no usable HTTP answer (network, timeout, error status, not JSON).
+    pub failed: u64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+impl CallCounts {
+    fn add(&mut self, ok: bool, usage: Usage) {
+        self.calls += 1;
+        self.failed += u64::from(!ok);
+        self.input_tokens += usage.input;
+        self.output_tokens += usage.output;
+    }
+}
+
+/// The ledger as status shows it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LearningCalls {
+    pub since_start: CallCounts,
+    /// The current UTC day (`YYYY-MM-DD`).
+    pub day: String,
+    pub today: CallCounts,
+    /// Since start, per purpose (`evolution`, `extraction`, `embeddings`, `judge`, `other`).
+    pub by_purpose: BTreeMap<String, CallCounts>,
+}
+
+/// Tokens a provider reported for one call.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Usage {
+    pub input: u64,
+    pub output: u64,
+}
+
+impl Usage {
+    /// `usage` of an OpenAI (`prompt_tokens`/`completion_tokens`) or Anthropic
+    /// (`input_tokens`/`output_tokens`) answer; zero where absent.
+    pub fn of(reply: &Value) -> Usage {
+        let Some(u) = reply.get("usage") else {
+            return Usage::default();
+        };
+        let n = |keys: &[&str]| {
+            keys.iter()
+                .find_map(|k| u.get(*k).and_then(Value::as_u64))
+                .unwrap_or(0)
+        };
+        Usage {
+            input: n(&["prompt_tokens", "input_tokens"]),
+            output: n(&["completion_tokens", "output_tokens"]),
+        }
+    }
+}
+
+static LEDGER: Mutex<Option<LearningCalls>> = Mutex::new(None);
+
+/// Counts one call. `ok` is false when no usable HTTP answer came back.
+pub fn record(purpose: Purpose, ok: bool, usage: Usage) {
+    LEDGER
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get_or_insert_with(LearningCalls::default)
+        .record(&today(), purpose, ok, usage);
+}
+
+/// The ledger now (today's counts are zero once the day has changed).
+pub fn snapshot() -> LearningCalls {
+    LEDGER
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone()
+        .unwrap_or_default()
+        .for_day(&today())
+}
+
+impl LearningCalls {
+    fn record(&mut self, day: &str, purpose: Purpose, ok: bool, usage: Usage) {
+        if self.day != day {
+            self.day = day.to_owned();
+            self.today = CallCounts::default();
+        }
+        self.since_start.add(ok, usage);
+        self.today.add(ok, usage);
+        self.by_purpose
+            .entry(purpose.as_str().to_owned())
+            .or_default()
+            .add(ok, usage);
+    }
+
+    fn for_day(mut self, day: &str) -> LearningCalls {
+        if self.day != day {
+            self.day = day.to_owned();
+            self.today = CallCounts::default();
+        }
+        self
+    }
+}
+
+fn today() -> String {
+    let d = time::OffsetDateTime::now_utc().date();
+    format!("{:04}-{:02}-{:02}", d.year(), u8::from(d.month()), d.day())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn usage_is_read_in_both_protocols() {
+        let openai = json!({"usage": {"prompt_tokens": 12, "completion_tokens": 3}});
+        assert_eq!(
+            Usage::of(&openai),
+            Usage {
+                input: 12,
+                output: 3
+            }
+        );
+        let anthropic = json!({"usage": {"input_tokens": 7, "output_tokens": 9}});
+        assert_eq!(
+            Usage::of(&anthropic),
+            Usage {
+                input: 7,
+                output: 9
+            }
+        );
+        assert_eq!(Usage::of(&json!({})), Usage::default());
+    }
+
+    #[test]
+    fn calls_are_counted_per_purpose_and_day() {
+        let usage = Usage {
+            input: 10,
+            output: 2,
+        };
+        let mut ledger = LearningCalls::default();
+        ledger.record("2026-01-01", Purpose::Judge, true, usage);
+        ledger.record("2026-01-01", Purpose::Judge, false, Usage::default());
+        ledger.record("2026-01-01", Purpose::Evolution, true, usage);
+        let judge = ledger.by_purpose["judge"];
+        assert_eq!((judge.calls, judge.failed, judge.input_tokens), (2, 1, 10));
+        assert_eq!(ledger.today.calls, 3);
+        assert_eq!(ledger.since_start.output_tokens, 4);
+        // A new day starts today's counts again; the totals go on.
+        ledger.record("2026-01-02", Purpose::Other, true, usage);
+        assert_eq!(ledger.today.calls, 1);
+        assert_eq!(ledger.since_start.calls, 4);
+        let later = ledger.for_day("2026-01-03");
+        assert_eq!(later.today, CallCounts::default());
+        assert_eq!(later.since_start.calls, 4);
+    }
+
+    #[test]
+    fn the_process_ledger_counts() {
+        let before = snapshot().since_start.calls;
+        record(Purpose::Other, true, Usage::default());
+        assert!(snapshot().since_start.calls > before);
+    }
+}
