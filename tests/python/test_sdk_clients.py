@@ -160,6 +160,61 @@ def test_upstream_dying_mid_stream_is_an_error_not_a_short_reply(proxy):
     assert r.choices[0].message.content == "Echo: still there?"
 
 
+def test_stream_closed_before_its_final_event_is_an_error_and_a_failed_turn(proxy):
+    # The upstream closes cleanly after a few frames, without [DONE] / message_stop: a reply
+    # cut short must not reach the client, nor the record, as a complete one.
+    sid = f"cut-{proxy.upstream_api}"
+    with pytest.raises(openai.APIError) as e:
+        for _ in oa(proxy).chat.completions.create(
+            model="any",
+            messages=[{"role": "user", "content": "[[fault:end_early]] tell me a long story"}],
+            stream=True,
+            extra_headers={"X-Session-Id": sid},
+        ):
+            pass
+    assert "final event" in str(e.value)
+    with pytest.raises(anthropic.APIError) as e:
+        with an(proxy).messages.stream(
+            model="any",
+            max_tokens=64,
+            messages=[{"role": "user", "content": "[[fault:end_early]] and another one"}],
+            extra_headers={"X-Session-Id": sid},
+        ) as s:
+            for _ in s.text_stream:
+                pass
+    assert "final event" in str(e.value)
+    turns = proxy.turns(sid)
+    assert len(turns) == 2
+    assert all(t["error"] and "final event" in t["error"] for t in turns), turns
+
+
+def test_an_upstream_error_echoing_the_key_never_shows_it(proxy):
+    # The upstream's 401 quotes the credential header it got; the key must not reach the
+    # client (either SDK, same protocol or translated), the recorded turn, or the status.
+    sid = f"echo-{proxy.upstream_api}"
+    with pytest.raises(openai.AuthenticationError) as e:
+        oa(proxy).chat.completions.create(
+            model="any",
+            messages=[{"role": "user", "content": "[[fault:401_echo]] hi"}],
+            extra_headers={"X-Session-Id": sid},
+        )
+    assert "[redacted]" in json.dumps(e.value.body)
+    with pytest.raises(anthropic.AuthenticationError) as e:
+        an(proxy).messages.create(
+            model="any",
+            max_tokens=8,
+            messages=[{"role": "user", "content": "[[fault:401_echo]] hi"}],
+            extra_headers={"X-Session-Id": sid},
+        )
+    assert "[redacted]" in json.dumps(e.value.body)
+    seen = [json.dumps(e.value.body), json.dumps(proxy.turns(sid)), json.dumps(proxy.admin("GET", "/api/status"))]
+    seen.append((proxy.home / "stderr.log").read_text())
+    seen += [f.read_text(errors="replace") for f in (proxy.home / "logs").glob("*") if f.is_file()]
+    for text in seen:
+        assert UPSTREAM_KEY not in text
+    assert len(proxy.turns(sid)) == 2
+
+
 def test_wrong_proxy_key_is_rejected_in_each_shape(proxy):
     with pytest.raises(openai.AuthenticationError) as e:
         openai.OpenAI(base_url=proxy.base + "/v1", api_key="wrong", max_retries=0).chat.completions.create(

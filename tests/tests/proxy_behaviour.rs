@@ -503,3 +503,148 @@ async fn count_tokens_forwards_to_anthropic_and_estimates_otherwise() {
         assert!(v["input_tokens"].as_u64().unwrap() > 0);
     }
 }
+
+#[tokio::test]
+async fn rate_limits_and_overload_keep_their_error_types_across_protocols() {
+    // (upstream fault, client route, the type the client's SDK expects)
+    for (up, path, fault, expected) in [
+        (
+            Protocol::Anthropic,
+            "/v1/chat/completions",
+            "429",
+            "rate_limit_error",
+        ),
+        (Protocol::Openai, "/v1/messages", "429", "rate_limit_error"),
+        (Protocol::Openai, "/v1/messages", "529", "overloaded_error"),
+    ] {
+        let h = Harness::start(up).await;
+        let body = json!({"model":"m","max_tokens":16,
+            "messages":[{"role":"user","content":format!("[[fault:{fault}]] x")}]});
+        let (s, v) = json_of(h.post(path).json(&body).send().await.unwrap()).await;
+        assert_eq!(s.to_string(), fault, "{v}");
+        let ty = v["error"]["type"].as_str().unwrap_or_default();
+        assert_eq!(ty, expected, "{up:?} {path} {fault}: {v}");
+    }
+}
+
+#[tokio::test]
+async fn a_whole_reply_that_stalls_after_its_headers_is_given_up_on_after_the_idle_timeout() {
+    let h = Harness::with(|cfg, fake| {
+        cfg.upstreams = vec![upstream(fake, Protocol::Openai, "primary")];
+        cfg.first_byte_timeout = Duration::from_millis(300);
+    })
+    .await;
+    let started = std::time::Instant::now();
+    // Half the body, then nothing for 5 s: far beyond the 300 ms idle limit, far below the
+    // 600 s whole-request limit.
+    let (s, v) = json_of(
+        h.post("/v1/chat/completions")
+            .json(&chat("[[fault:chunk_delay:5000]] x"))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(s, 504, "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("stopped sending"),
+        "{v}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(4));
+}
+
+#[tokio::test]
+async fn a_stream_closed_before_its_final_event_is_an_error_in_every_combination() {
+    for (path, body) in [
+        (
+            "/v1/chat/completions",
+            json!({"model":"m","stream":true,"messages":[{"role":"user","content":"[[fault:end_early]] a b c d e f g"}]}),
+        ),
+        (
+            "/v1/messages",
+            json!({"model":"m","max_tokens":50,"stream":true,"messages":[{"role":"user","content":"[[fault:end_early]] a b c d e f g"}]}),
+        ),
+    ] {
+        for up in [Protocol::Openai, Protocol::Anthropic] {
+            let h = Harness::start(up).await;
+            let text = h
+                .post(path)
+                .json(&body)
+                .send()
+                .await
+                .unwrap()
+                .text()
+                .await
+                .unwrap();
+            assert!(text.contains("final event"), "{path} via {up:?}: {text}");
+            // No invented clean ending.
+            assert!(!text.contains("[DONE]"), "{path} via {up:?}: {text}");
+            assert!(!text.contains("message_stop"), "{path} via {up:?}: {text}");
+            assert!(!text.contains("end_turn"), "{path} via {up:?}: {text}");
+            let turns = h.sink.wait_turns(|t| t.len() == 1).await;
+            let error = turns[0].error.as_deref().unwrap_or_default();
+            assert!(error.contains("final event"), "{error}");
+        }
+    }
+}
+
+/// Reads until the server closes the connection; false if it is still open at `deadline`.
+async fn closed_by_server(stream: &mut tokio::net::TcpStream, within: Duration) -> bool {
+    use tokio::io::AsyncReadExt;
+    let mut buf = vec![0u8; 64 * 1024];
+    let deadline = tokio::time::Instant::now() + within;
+    loop {
+        match tokio::time::timeout_at(deadline, stream.read(&mut buf)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => return true,
+            Ok(Ok(_)) => continue,
+            Err(_) => return false,
+        }
+    }
+}
+
+#[tokio::test]
+async fn half_sent_and_idle_connections_are_closed() {
+    use tokio::io::AsyncWriteExt;
+    let h = Harness::with(|cfg, fake| {
+        cfg.upstreams = vec![upstream(fake, Protocol::Openai, "primary")];
+        cfg.connection_timeout = Duration::from_millis(500);
+    })
+    .await;
+    let addr = h.base.trim_start_matches("http://").to_string();
+
+    // Headers that never finish.
+    let mut half = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    half.write_all(b"POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\n")
+        .await
+        .unwrap();
+    assert!(
+        closed_by_server(&mut half, Duration::from_secs(5)).await,
+        "a half-sent request kept its connection"
+    );
+
+    // A kept-alive connection that answered once and then sits idle.
+    let mut idle = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    idle.write_all(b"GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n")
+        .await
+        .unwrap();
+    assert!(
+        closed_by_server(&mut idle, Duration::from_secs(5)).await,
+        "an idle keep-alive connection was kept"
+    );
+
+    // A connection that keeps working is not cut: three requests 300 ms apart (each gap
+    // under the limit) all answer.
+    let client = reqwest::Client::new();
+    for _ in 0..3 {
+        let r = client
+            .get(format!("{}/healthz", h.base))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        tokio::time::sleep(Duration::from_millis(300)).await; // the gap under test, not a wait
+    }
+}

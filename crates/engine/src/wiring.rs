@@ -70,6 +70,7 @@ pub fn proxy_config(
         connect_timeout: Duration::from_secs(llm.connect_timeout_secs),
         first_byte_timeout: Duration::from_secs(llm.first_byte_timeout_secs),
         request_timeout: Duration::from_secs(llm.request_timeout_secs),
+        connection_timeout: ProxyConfig::local(0).connection_timeout,
         session_idle_timeout: Duration::from_secs_f64(config.session.idle_timeout_minutes * 60.0),
         placement: match config.injection.placement {
             Placement::User => ProxyPlacement::User,

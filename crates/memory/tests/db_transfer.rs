@@ -156,3 +156,39 @@ fn a_broken_line_is_reported_and_the_rest_imports() {
             .is_none()
     );
 }
+
+#[test]
+fn an_oversized_scope_or_a_negative_expiry_is_refused_on_import() {
+    let mut db = open();
+    let units = seed(&mut db);
+    let mut out = Vec::new();
+    db::export_jsonl(db.store.connection(), Some("s"), true, &mut out).unwrap();
+    for u in &units {
+        db::purge(db.store.connection_mut(), &u.id, "user", 80).unwrap();
+    }
+    let text = String::from_utf8(out).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut long_scope: serde_json::Value = serde_json::from_str(lines[0]).unwrap();
+    long_scope["scope"] = "x".repeat(5_000).into();
+    let mut negative: serde_json::Value = serde_json::from_str(lines[1]).unwrap();
+    negative["expires_ms"] = (-5).into();
+    let file = [
+        long_scope.to_string(),
+        negative.to_string(),
+        lines[2].to_owned(),
+    ]
+    .join("\n");
+    let report =
+        db::import_jsonl(db.store.connection_mut(), file.as_bytes(), "import", 90).unwrap();
+    assert_eq!(report.imported, 1, "{:?}", report.errors);
+    assert!(
+        report.errors[0].1.contains("scope has 5000 characters"),
+        "{:?}",
+        report.errors
+    );
+    assert!(
+        report.errors[1].1.contains("expires_ms"),
+        "{:?}",
+        report.errors
+    );
+}

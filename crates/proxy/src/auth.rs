@@ -22,19 +22,23 @@ pub fn require_key(
     })
 }
 
+/// The token of `Authorization: Bearer <token>`; the scheme name is case-insensitive
+/// (RFC 9110 §11.1), so `bearer` and `BEARER` work too. The admin API uses the same rule.
+pub fn bearer_token(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?.trim();
+    let (scheme, token) = value.split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| token.trim())
+        .filter(|t| !t.is_empty())
+}
+
 /// Checks `Authorization: Bearer <key>` or `x-api-key: <key>` against the proxy key.
 pub fn key_ok(headers: &HeaderMap, expected: Option<&str>) -> Result<(), &'static str> {
     let Some(expected) = expected else {
         return Ok(());
     };
-    let bearer = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| {
-            v.strip_prefix("Bearer ")
-                .or_else(|| v.strip_prefix("bearer "))
-        })
-        .map(str::trim);
+    let bearer = bearer_token(headers);
     let x_api_key = headers
         .get("x-api-key")
         .and_then(|v| v.to_str().ok())
@@ -99,6 +103,9 @@ mod tests {
     #[test]
     fn key_accepted_from_either_header() {
         assert!(key_ok(&h(&[("authorization", "Bearer k1")]), Some("k1")).is_ok());
+        assert!(key_ok(&h(&[("authorization", "BEARER  k1 ")]), Some("k1")).is_ok());
+        assert!(key_ok(&h(&[("authorization", "Basic k1")]), Some("k1")).is_err());
+        assert_eq!(bearer_token(&h(&[("authorization", "bearer ")])), None);
         assert!(key_ok(&h(&[("x-api-key", "k1")]), Some("k1")).is_ok());
         assert!(
             key_ok(

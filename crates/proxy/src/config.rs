@@ -58,6 +58,9 @@ pub struct ProxyConfig {
     pub first_byte_timeout: Duration,
     /// Whole-request limit for non-streaming replies.
     pub request_timeout: Duration,
+    /// How long a client may take to send a request's headers, and how long a kept-alive
+    /// connection may sit idle waiting for its next request.
+    pub connection_timeout: Duration,
     pub session_idle_timeout: Duration,
     pub placement: Placement,
     /// Prompt budget in tokens (context window); 0 disables fitting.
@@ -90,6 +93,7 @@ impl ProxyConfig {
             connect_timeout: Duration::from_secs(10),
             first_byte_timeout: Duration::from_secs(120),
             request_timeout: Duration::from_secs(600),
+            connection_timeout: Duration::from_secs(30),
             session_idle_timeout: Duration::from_secs(30 * 60),
             placement: Placement::User,
             context_window: 0,

@@ -22,6 +22,10 @@ pub enum ErrorKind {
     Permission,
     NotFound,
     TooLarge,
+    /// The upstream's 429.
+    RateLimited,
+    /// The upstream is overloaded (Anthropic's 529, a 503).
+    Overloaded,
     Upstream,
     Timeout,
     NotConfigured,
@@ -35,6 +39,8 @@ impl ErrorKind {
             }
             ErrorKind::Authentication => "authentication_error",
             ErrorKind::Permission => "permission_error",
+            ErrorKind::RateLimited => "rate_limit_error",
+            ErrorKind::Overloaded => "server_error",
             ErrorKind::Upstream | ErrorKind::Timeout | ErrorKind::NotConfigured => "api_error",
         }
     }
@@ -46,6 +52,8 @@ impl ErrorKind {
             ErrorKind::Permission => "forbidden",
             ErrorKind::NotFound => "not_found",
             ErrorKind::TooLarge => "request_too_large",
+            ErrorKind::RateLimited => "rate_limit_exceeded",
+            ErrorKind::Overloaded => "overloaded",
             ErrorKind::Upstream => "upstream_error",
             ErrorKind::Timeout => "upstream_timeout",
             ErrorKind::NotConfigured => "not_configured",
@@ -59,6 +67,8 @@ impl ErrorKind {
             ErrorKind::Permission => "permission_error",
             ErrorKind::NotFound => "not_found_error",
             ErrorKind::TooLarge => "request_too_large",
+            ErrorKind::RateLimited => "rate_limit_error",
+            ErrorKind::Overloaded => "overloaded_error",
             ErrorKind::Upstream | ErrorKind::NotConfigured => "api_error",
             ErrorKind::Timeout => "timeout_error",
         }

@@ -6,8 +6,10 @@
 pub mod auth;
 pub mod config;
 pub mod error;
+mod listen;
 pub mod metrics;
 pub mod pipeline;
+pub mod redact;
 pub mod relay;
 pub mod routes;
 pub mod seams;

@@ -8,7 +8,6 @@ use axum::http::StatusCode;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
@@ -73,15 +72,14 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     let sweeper = tokio::spawn(Arc::clone(&state.sessions).run_sweeper(shutdown.clone()));
     let forgetter = tokio::spawn(forget_ended_sessions(state.clone(), shutdown.clone()));
-    // SSE frames are small writes; without TCP_NODELAY each waits ~40 ms for a delayed ACK.
-    let listener = listener.tap_io(|tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::debug!(error = %e, "could not set TCP_NODELAY");
-        }
-    });
-    let result = axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown.clone().cancelled_owned())
-        .await;
+    crate::listen::accept_loop(
+        listener,
+        app,
+        state.config.connection_timeout,
+        shutdown.clone(),
+    )
+    .await;
+    let result: std::io::Result<()> = Ok(());
     shutdown.cancel();
     let _ = sweeper.await;
     let _ = forgetter.await;

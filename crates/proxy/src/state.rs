@@ -5,6 +5,7 @@ use std::sync::Arc;
 use crate::config::ProxyConfig;
 use crate::metrics::Metrics;
 use crate::pipeline::sticky::Sticky;
+use crate::redact::Redactor;
 use crate::seams::{ForgetOnRestart, Injector, LocalModel, StickyStore, TurnSink};
 use crate::session::Sessions;
 use crate::stats::Stats;
@@ -19,6 +20,8 @@ pub struct AppState {
     pub sessions: Arc<Sessions>,
     pub metrics: Metrics,
     pub stats: Stats,
+    /// Takes configured keys out of upstream texts before anyone sees them.
+    pub redactor: Redactor,
     pub default_scope: String,
     /// The trained model answering main turns (modes `rl` and `madmax`).
     pub local: Option<Arc<dyn LocalModel>>,
@@ -54,6 +57,7 @@ impl AppState {
             .user_agent(concat!("metaclaw/", env!("CARGO_PKG_VERSION")))
             .build()?;
         let sessions = Arc::new(Sessions::new(sink.clone(), config.session_idle_timeout));
+        let redactor = Redactor::from_config(&config);
         Ok(AppState {
             config,
             http,
@@ -63,6 +67,7 @@ impl AppState {
             sessions,
             metrics: Metrics::new(),
             stats: Stats::default(),
+            redactor,
             default_scope,
             local: None,
         })

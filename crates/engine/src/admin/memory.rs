@@ -6,7 +6,6 @@
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -31,7 +30,12 @@ pub fn router() -> Router<Arc<AdminState>> {
         .route("/api/memory/search", get(search_route))
         .route("/api/memory/stats", get(stats))
         .route("/api/memory/export", get(export))
-        .route("/api/memory/import", post(import))
+        // An export is as big as the memory it holds; the import takes it whole (spooled to
+        // a temporary file, never held in memory), as the CLI does.
+        .route(
+            "/api/memory/import",
+            post(import).layer(axum::extract::DefaultBodyLimit::disable()),
+        )
         .route("/api/memory/extract", post(extract))
         .route("/api/memory/consolidate", post(consolidate))
         .route("/api/memory/{id}", get(show).patch(edit).delete(purge))
@@ -372,13 +376,53 @@ async fn export(State(state): State<Arc<AdminState>>, Query(p): Query<ExportPara
     }
 }
 
-async fn import(State(state): State<Arc<AdminState>>, body: Bytes) -> Response {
+async fn import(State(state): State<Arc<AdminState>>, body: axum::body::Body) -> Response {
+    // Spooled first, so a slow upload never holds the database's write lock (turns keep
+    // being recorded while it arrives).
+    let spooled = match spool(body).await {
+        Ok(file) => file,
+        Err(e) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                &format!("the upload did not arrive whole: {e}"),
+            );
+        }
+    };
     let done = on_db(&state, true, move |s| {
-        db::import_jsonl(s.connection_mut(), body.as_ref(), "import", now())
+        let reader = std::io::BufReader::new(spooled);
+        db::import_jsonl(s.connection_mut(), reader, "import", now())
     })
     .await;
     changed(&state, &done, None);
     done
+}
+
+/// Writes the request body to an anonymous temporary file and rewinds it.
+async fn spool(body: axum::body::Body) -> std::io::Result<std::fs::File> {
+    use futures_util::StreamExt;
+    use std::io::{Seek, Write};
+    let mut file = tokio::task::spawn_blocking(tempfile::tempfile)
+        .await
+        .map_err(std::io::Error::other)??;
+    let mut stream = body.into_data_stream();
+    let mut pending = Vec::new();
+    while let Some(chunk) = stream.next().await {
+        pending.extend_from_slice(&chunk.map_err(std::io::Error::other)?);
+        // Written in blocks of 1 MiB, off the runtime's threads.
+        if pending.len() >= 1 << 20 {
+            let block = std::mem::take(&mut pending);
+            file = tokio::task::spawn_blocking(move || file.write_all(&block).map(|()| file))
+                .await
+                .map_err(std::io::Error::other)??;
+        }
+    }
+    tokio::task::spawn_blocking(move || {
+        file.write_all(&pending)?;
+        file.rewind()?;
+        Ok(file)
+    })
+    .await
+    .map_err(std::io::Error::other)?
 }
 
 #[derive(Deserialize)]

@@ -125,6 +125,13 @@ fn validate(config: &Config) -> Result<(), (String, String)> {
             "must be at least 1 (minutes between calendar fetches)".into(),
         ));
     }
+    let units = config.memory.max_injected_units;
+    if !(1..=20).contains(&units) {
+        return Err((
+            "memory.max_injected_units".into(),
+            format!("must be between 1 and 20 (memories shown per turn), not {units}"),
+        ));
+    }
     if config.proxy.host.trim().is_empty() {
         return Err(("proxy.host".into(), "must not be empty".into()));
     }

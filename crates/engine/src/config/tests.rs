@@ -160,6 +160,16 @@ fn sleep_times_quoted_unquoted_and_sexagesimal() -> TestResult {
         "scheduler:\n  calendar:\n    poll_minutes: 0\n",
     ));
     assert!(e.contains("scheduler.calendar.poll_minutes"), "{e}");
+    for bad in ["0", "500"] {
+        let e = err_text(load_text(
+            &h,
+            &format!("memory:\n  max_injected_units: {bad}\n"),
+        ));
+        assert!(e.contains("memory.max_injected_units"), "{e}");
+        assert!(e.contains("between 1 and 20"), "{e}");
+    }
+    let c = load_text(&h, "memory:\n  max_injected_units: 20\n")?.config;
+    assert_eq!(c.memory.max_injected_units, 20);
     let c = load_text(&h, "scheduler:\n  gate_background_learning: yes\n")?.config;
     assert!(c.scheduler.gate_background_learning);
     assert_eq!(c.scheduler.calendar.calendars, ["primary"]);

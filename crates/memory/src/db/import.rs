@@ -89,6 +89,7 @@ fn parse(line: &str) -> Result<MemoryUnit, String> {
     }
     validate::scope(&unit.scope).map_err(|e| e.to_string())?;
     validate::content(&unit.content).map_err(|e| e.to_string())?;
+    validate::expiry(unit.expires_ms).map_err(|e| e.to_string())?;
     unit.importance = validate::unit_interval(unit.importance);
     unit.confidence = validate::unit_interval(unit.confidence);
     unit.tags = validate::tags(&unit.tags);

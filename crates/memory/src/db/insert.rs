@@ -19,6 +19,7 @@ pub fn insert(
 ) -> Result<MemoryUnit, MemoryError> {
     validate::scope(&new.scope)?;
     validate::content(&new.content)?;
+    validate::expiry(new.expires_ms)?;
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let unit = MemoryUnit {
         id: new_id(&tx, now_ms)?,

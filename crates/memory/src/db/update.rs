@@ -105,6 +105,7 @@ fn apply(current: &MemoryUnit, patch: &UnitPatch) -> Result<MemoryUnit, MemoryEr
         next.entities = validate::entities(entities);
     }
     if let Some(expires) = patch.expires_ms {
+        validate::expiry(expires)?;
         next.expires_ms = expires;
     }
     if let Some(pinned) = patch.pinned {

@@ -19,11 +19,35 @@ pub(crate) fn content(text: &str) -> Result<(), MemoryError> {
     Ok(())
 }
 
+/// Longest scope name accepted, in characters: scopes are names (a user, a workspace).
+pub const MAX_SCOPE_CHARS: usize = 200;
+
 pub(crate) fn scope(scope: &str) -> Result<(), MemoryError> {
     if scope.trim().is_empty() {
         return Err(MemoryError::Invalid("scope is empty".to_owned()));
     }
+    let chars = scope.chars().count();
+    if chars > MAX_SCOPE_CHARS {
+        return Err(MemoryError::Invalid(format!(
+            "scope has {chars} characters, more than {MAX_SCOPE_CHARS}"
+        )));
+    }
+    if scope.chars().any(char::is_control) {
+        return Err(MemoryError::Invalid(
+            "scope contains control characters".to_owned(),
+        ));
+    }
     Ok(())
+}
+
+/// An expiry is a moment in milliseconds since 1970; zero or negative is a mistake, not "now".
+pub(crate) fn expiry(expires_ms: Option<i64>) -> Result<(), MemoryError> {
+    match expires_ms {
+        Some(t) if t <= 0 => Err(MemoryError::Invalid(format!(
+            "expires_ms must be a time in milliseconds since 1970, not {t}"
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// Clamps to 0..=1; NaN becomes 0 so it cannot poison scoring.

@@ -21,9 +21,14 @@ pub async fn respond(state: &AppState, answered: Answered, mut draft: Draft) -> 
         .config
         .request_timeout
         .saturating_sub(draft.arrived.elapsed());
-    let body = match tokio::time::timeout(remaining, answered.response.bytes()).await {
-        Ok(Ok(b)) => b,
-        Ok(Err(e)) => {
+    let read = read_body(
+        answered.response,
+        state.config.first_byte_timeout,
+        remaining,
+    );
+    let body = match read.await {
+        Ok(b) => b,
+        Err(BodyError::Broke(e)) => {
             let err = ApiError::new(
                 draft.client_protocol,
                 StatusCode::BAD_GATEWAY,
@@ -32,7 +37,20 @@ pub async fn respond(state: &AppState, answered: Answered, mut draft: Draft) -> 
             );
             return fail(state, draft, err);
         }
-        Err(_) => {
+        Err(BodyError::Stalled(idle)) => {
+            let err = ApiError::new(
+                draft.client_protocol,
+                StatusCode::GATEWAY_TIMEOUT,
+                ErrorKind::Timeout,
+                format!(
+                    "upstream `{}` stopped sending its reply for {} s (llm.first_byte_timeout_secs)",
+                    draft.upstream,
+                    idle.as_secs()
+                ),
+            );
+            return fail(state, draft, err);
+        }
+        Err(BodyError::TooSlow) => {
             let err = ApiError::new(
                 draft.client_protocol,
                 StatusCode::GATEWAY_TIMEOUT,
@@ -55,7 +73,7 @@ pub async fn respond(state: &AppState, answered: Answered, mut draft: Draft) -> 
             }
         }
     } else {
-        let (b, message) = convert_error(&draft, status, body);
+        let (b, message) = convert_error(&draft, status, state.redactor.bytes(body));
         state.stats.error(&message);
         (status, b, Some(message))
     };
@@ -81,8 +99,38 @@ pub async fn respond(state: &AppState, answered: Answered, mut draft: Draft) -> 
     resp
 }
 
+enum BodyError {
+    Broke(reqwest::Error),
+    /// Nothing arrived for this long.
+    Stalled(std::time::Duration),
+    /// The whole-request deadline passed.
+    TooSlow,
+}
+
+/// Reads a whole reply; an upstream that sends its headers and then nothing more is given up
+/// on after `idle`, as a stream is, instead of holding the agent for the whole deadline.
+async fn read_body(
+    mut response: reqwest::Response,
+    idle: std::time::Duration,
+    total: std::time::Duration,
+) -> Result<Bytes, BodyError> {
+    let deadline = Instant::now() + total;
+    let mut body = Vec::new();
+    loop {
+        let wait = idle.min(deadline.saturating_duration_since(Instant::now()));
+        match tokio::time::timeout(wait, response.chunk()).await {
+            Ok(Ok(Some(chunk))) => body.extend_from_slice(&chunk),
+            Ok(Ok(None)) => return Ok(Bytes::from(body)),
+            Ok(Err(e)) => return Err(BodyError::Broke(e)),
+            Err(_) if Instant::now() >= deadline => return Err(BodyError::TooSlow),
+            Err(_) => return Err(BodyError::Stalled(idle)),
+        }
+    }
+}
+
 /// Records a failed turn and answers the client with MetaClaw's error.
-pub fn fail(state: &AppState, draft: Draft, err: ApiError) -> Response {
+pub fn fail(state: &AppState, draft: Draft, mut err: ApiError) -> Response {
+    err.message = state.redactor.text(&err.message).into_owned();
     state.stats.error(&err.message);
     let status = err.status.as_u16();
     let message = err.message.clone();
@@ -156,6 +204,9 @@ fn convert_error(draft: &Draft, status: StatusCode, body: Bytes) -> (Bytes, Stri
         401 => ErrorKind::Authentication,
         403 => ErrorKind::Permission,
         404 => ErrorKind::NotFound,
+        413 => ErrorKind::TooLarge,
+        429 => ErrorKind::RateLimited,
+        529 | 503 => ErrorKind::Overloaded,
         400..=499 => ErrorKind::InvalidRequest,
         _ => ErrorKind::Upstream,
     };

@@ -16,6 +16,7 @@ use metaclaw_wire::translate::{AnthropicToOpenAiStream, OpenAiToAnthropicStream}
 use metaclaw_wire::{anthropic, errors, openai};
 use tokio::time::Instant;
 
+use super::finale::Finale;
 use super::headers;
 use super::record::Draft;
 use crate::seams::{Protocol, ReplyCapture};
@@ -84,6 +85,8 @@ struct Relay {
     tee: Tee,
     idle: Duration,
     done: bool,
+    /// Whether the upstream's final event went by; a stream that ends without it was cut.
+    finale: Finale,
 }
 
 pub fn respond(
@@ -94,6 +97,7 @@ pub fn respond(
 ) -> Response {
     let t_post = Instant::now();
     let client = draft.client_protocol;
+    let finale = Finale::new(draft.upstream_protocol);
     let mode = match (client, draft.upstream_protocol) {
         (a, b) if a == b => Mode::Pass,
         (Protocol::Anthropic, _) => Mode::OpenAiToAnthropic(
@@ -128,6 +132,7 @@ pub fn respond(
             state,
         },
         done: false,
+        finale,
     };
     let body = futures_util::stream::unfold(relay, |mut r| async move {
         r.next_chunk()
@@ -158,9 +163,16 @@ impl Relay {
             }
             match tokio::time::timeout(self.idle, self.upstream.next()).await {
                 Ok(Some(Ok(bytes))) => self.upstream_bytes(bytes),
-                Ok(None) => {
+                Ok(None) if self.finale.seen() => {
                     self.done = true;
                     self.upstream_ended();
+                }
+                Ok(None) => {
+                    self.done = true;
+                    self.broke(
+                        "the upstream closed the stream before its final event; the reply is incomplete"
+                            .to_string(),
+                    );
                 }
                 Ok(Some(Err(e))) => {
                     self.done = true;
@@ -179,14 +191,21 @@ impl Relay {
 
     fn upstream_bytes(&mut self, bytes: Bytes) {
         match &mut self.mode {
-            Mode::Pass => self.pending.push_back(bytes),
+            Mode::Pass => {
+                self.finale.scan(&bytes);
+                self.pending.push_back(bytes);
+            }
             Mode::OpenAiToAnthropic(decoder, tr) => {
                 for ev in decoder.push(&bytes) {
                     if ev.data.trim() == "[DONE]" {
+                        self.finale.see();
                         continue;
                     }
                     match serde_json::from_str::<openai::ChatChunk>(&ev.data) {
                         Ok(chunk) => {
+                            if chunk.choices.iter().any(|c| c.finish_reason.is_some()) {
+                                self.finale.see();
+                            }
                             for out in tr.push(chunk) {
                                 push_anthropic(&mut self.pending, &out);
                             }
@@ -201,6 +220,9 @@ impl Relay {
                 for ev in decoder.push(&bytes) {
                     match serde_json::from_str::<anthropic::StreamEvent>(&ev.data) {
                         Ok(event) => {
+                            if matches!(event, anthropic::StreamEvent::MessageStop { .. }) {
+                                self.finale.see();
+                            }
                             for out in tr.push(event) {
                                 push_openai(&mut self.pending, &out);
                             }
@@ -242,6 +264,7 @@ impl Relay {
             .map(|d| d.upstream.clone())
             .unwrap_or_default();
         let message = format!("upstream `{upstream}`: {message}");
+        let message = self.tee.state.redactor.text(&message).into_owned();
         tracing::warn!(%message, "stream ended early");
         let client = self
             .tee

@@ -94,6 +94,7 @@ pub async fn send(
                     upstream.base_url,
                     error_chain(&e)
                 );
+                let message = state.redactor.text(&message).into_owned();
                 tracing::warn!(upstream = %upstream.name, error = %message, "upstream unreachable");
                 last = Some(Unreachable {
                     error: ApiError::new(
