@@ -9,7 +9,7 @@ pub fn mark_key(job: &str, session: &str) -> String {
     format!("{job}.{session}")
 }
 
-/// Successful main turns of `session` after `job`'s mark, oldest first. Blocking.
+/// Successful (2xx, no error) main turns of `session` after `job`'s mark, oldest first. Blocking.
 pub fn after_mark(store: &Store, job: &str, session: &str) -> Result<Vec<TurnRow>, String> {
     let done: Option<u64> = store
         .state_get(&mark_key(job, session))
@@ -19,7 +19,9 @@ pub fn after_mark(store: &Store, job: &str, session: &str) -> Result<Vec<TurnRow
     Ok(turns
         .into_iter()
         .filter(|t| done.is_none_or(|d| t.turn_index > d))
-        .filter(|t| t.turn_type == "main" && (200..300).contains(&t.status))
+        // A turn with an error (a stream cut short, a client gone) holds a partial reply:
+        // nothing to learn from, even when its status was 200.
+        .filter(|t| t.turn_type == "main" && (200..300).contains(&t.status) && t.error.is_none())
         .collect())
 }
 
@@ -64,5 +66,50 @@ mod tests {
         );
         let (older, window) = newest_window(Vec::<u8>::new(), |_| 1);
         assert!(older.is_empty() && window.is_empty());
+    }
+
+    #[test]
+    fn turns_that_failed_or_were_cut_short_are_not_learned_from() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("m.db")).unwrap();
+        let turn = |at: i64, status: u16, error: Option<&str>| metaclaw_store::NewTurn {
+            session_id: "s".into(),
+            turn_type: "main".into(),
+            scope: "default".into(),
+            client_protocol: "openai".into(),
+            upstream_protocol: "openai".into(),
+            upstream: "primary".into(),
+            model: "m".into(),
+            request_json: "{}".into(),
+            reply_json: None,
+            status,
+            error: error.map(str::to_string),
+            input_tokens: None,
+            output_tokens: None,
+            overhead_ms: 0.0,
+            ttft_ms: None,
+            total_ms: 1.0,
+            created_at_ms: at,
+            skill_generation: 0,
+            injected_skills: Vec::new(),
+        };
+        store
+            .insert_turns(&[
+                turn(1, 200, None),
+                turn(
+                    2,
+                    200,
+                    Some("the upstream closed the stream before its final event"),
+                ),
+                turn(3, 500, Some("upstream answered 500")),
+                turn(4, 200, None),
+            ])
+            .unwrap();
+        let kept: Vec<i64> = after_mark(&store, "memory.extracted_through", "s")
+            .unwrap()
+            .iter()
+            .map(|t| t.created_at_ms)
+            .collect();
+        assert_eq!(kept, [1, 4]);
     }
 }
