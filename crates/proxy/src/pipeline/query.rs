@@ -7,14 +7,34 @@ use serde_json::{Map, Value};
 
 use crate::pipeline::inject::{BLOCK_END, BLOCK_START};
 
+/// Characters of a message retrieval reads: its start and its end. A pasted log or file can
+/// be megabytes; ranking skills and memories on all of it cost seconds and hundreds of MB per
+/// request and finds nothing a few thousand characters from each end do not.
+const QUERY_HEAD_CHARS: usize = 3_000;
+const QUERY_TAIL_CHARS: usize = 1_000;
+
 /// Plain text of the newest user message, cleaned for retrieval.
 pub fn retrieval_query(body: &Map<String, Value>) -> String {
     let messages = messages(body);
     human_user_messages(body)
         .last()
         .and_then(|&i| messages.get(i))
-        .map(|m| strip_metadata(&content_text(m.get("content"))))
+        // Bounded before and after cleaning: metadata sits at the start and end too.
+        .map(|m| strip_metadata(&bounded(&content_text(m.get("content")), 16)))
+        .map(|t| bounded(&t, 1))
         .unwrap_or_default()
+}
+
+/// The first `QUERY_HEAD_CHARS × scale` and last `QUERY_TAIL_CHARS × scale` characters.
+fn bounded(text: &str, scale: usize) -> String {
+    let (head, tail) = (QUERY_HEAD_CHARS * scale, QUERY_TAIL_CHARS * scale);
+    let total = text.chars().count();
+    if total <= head + tail {
+        return text.to_string();
+    }
+    let start: String = text.chars().take(head).collect();
+    let end: String = text.chars().skip(total - tail).collect();
+    format!("{start}\n{end}")
 }
 
 /// Indices of the user messages that carry text (oldest first). Anthropic tool results travel
@@ -146,6 +166,20 @@ fn remove_between(text: &str, start: &str, end: &str) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_huge_message_gives_a_bounded_query_from_both_ends() {
+        let text = format!("START {} END", "filler ".repeat(1_000_000));
+        let body = json!({"messages":[{"role":"user","content":text}]});
+        let q = retrieval_query(body.as_object().unwrap());
+        assert!(q.chars().count() <= QUERY_HEAD_CHARS + QUERY_TAIL_CHARS + 1);
+        assert!(q.starts_with("START") && q.ends_with("END"), "{}", q.len());
+        let short = json!({"messages":[{"role":"user","content":"fix the flaky test"}]});
+        assert_eq!(
+            retrieval_query(short.as_object().unwrap()),
+            "fix the flaky test"
+        );
+    }
 
     #[test]
     fn strips_openclaw_metadata() {
