@@ -14,6 +14,7 @@ mod de;
 mod error;
 pub mod errors;
 pub mod openai;
+pub mod reader;
 mod role;
 pub mod sse;
 pub mod text;

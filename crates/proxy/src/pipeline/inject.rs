@@ -8,8 +8,7 @@ use sha2::{Digest, Sha256};
 
 use crate::seams::Protocol;
 
-pub const BLOCK_START: &str = "<metaclaw-context>";
-pub const BLOCK_END: &str = "</metaclaw-context>";
+pub use metaclaw_wire::reader::{BLOCK_END, BLOCK_START};
 
 /// Wraps the block in delimiters that retrieval and extraction know to strip. A delimiter
 /// inside the block (a memory that quotes one) is defused, so the block cannot be closed early

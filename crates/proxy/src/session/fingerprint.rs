@@ -37,12 +37,10 @@ pub fn of_conversation(protocol: Protocol, body: &Map<String, Value>) -> String 
         break;
     }
     hasher.update([0]);
-    if let Some(first_user) = messages
-        .iter()
-        .find(|m| m.get("role").and_then(Value::as_str) == Some("user"))
-        && let Some(c) = first_user.get("content")
-    {
-        hash_text(&mut hasher, c);
+    // The user's own words, as the one reader sees them: an agent's envelope in front of the
+    // conversation (reminders, an internal-context message) does not decide which it is.
+    if let Some(first) = metaclaw_wire::reader::user_turns(body).first() {
+        hasher.update(first.words.as_bytes());
     }
     let digest = hasher.finalize();
     let hex: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
@@ -96,6 +94,14 @@ mod tests {
         let c = json!({"model":"other","messages":[{"role":"system","content":"S"},{"role":"user","content":"hello"}]});
         assert_ne!(fp(a.clone()), fp(b));
         assert_ne!(fp(a), fp(c));
+    }
+
+    #[test]
+    fn an_envelope_message_does_not_make_a_new_conversation() {
+        let plain = json!({"model":"m","messages":[{"role":"user","content":"hello"}]});
+        let wrapped = json!({"model":"m","messages":[{"role":"user","content":"hello"},
+            {"role":"user","content":"<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>\nx\n<<<END_OPENCLAW_INTERNAL_CONTEXT>>>"}]});
+        assert_eq!(fp(plain), fp(wrapped));
     }
 
     #[test]
