@@ -21,6 +21,50 @@ export interface Status {
   turns_recorded: number;
   skills: { count: number; disabled: number; broken_files: number } | null;
   memory: { active: number; pinned: number; superseded: number; archived: number; scopes: number } | null;
+  /** Absent from engines older than the health section. */
+  health?: Health;
+  learning_calls?: LearningCalls;
+}
+
+export interface RecorderHealth {
+  dropped_queue_full: number;
+  last_dropped_at_ms: number | null;
+  failed_writes: number;
+  last_write_error: string | null;
+  last_write_error_at_ms: number | null;
+  database_problem: string | null;
+}
+
+export interface JobHealth {
+  job: string;
+  failures: number;
+  failing_in_a_row: number;
+  last_error: string | null;
+  last_error_at_ms: number | null;
+  backing_off_until_ms: number | null;
+  given_up: number;
+  last_given_up: string | null;
+  last_success_at_ms: number | null;
+}
+
+export interface Health {
+  database: string | null;
+  recorder: RecorderHealth;
+  learning: JobHealth[];
+}
+
+export interface CallCounts {
+  calls: number;
+  failed: number;
+  input_tokens: number;
+  output_tokens: number;
+}
+
+export interface LearningCalls {
+  since_start: CallCounts;
+  day: string;
+  today: CallCounts;
+  by_purpose: Record<string, CallCounts>;
 }
 
 export interface Scheduler {

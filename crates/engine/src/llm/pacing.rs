@@ -10,11 +10,12 @@
 //! Kept in bounded memory: a restart forgets it, which costs at most one call per stretch
 //! before the back-off is in force again, and nothing that was learned.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
 
 use serde::{Deserialize, Serialize};
+use tokio::sync::Notify;
 
 /// Failures of one stretch (and of the job in a row) before falling back.
 pub const MAX_ATTEMPTS: u32 = 3;
@@ -23,6 +24,9 @@ const BASE: Duration = Duration::from_secs(30);
 const CAP: Duration = Duration::from_secs(3600);
 /// Sessions whose failures are remembered; beyond this the one free soonest is forgotten.
 const MAX_SESSIONS: usize = 1024;
+/// Triggers held while backing off; beyond this the oldest is dropped (its turns wait for
+/// the session's next trigger).
+const MAX_DEFERRED: usize = 1024;
 /// Overrides [`BASE`] in milliseconds (tests, and users who want a different pace).
 pub const BACKOFF_ENV: &str = "METACLAW_LEARNING_BACKOFF_MS";
 
@@ -148,6 +152,14 @@ impl Pacing {
         Decision::Call { through }
     }
 
+    /// When `session`'s automatic trigger may next call (or fall back); now if it may.
+    pub fn ready_at(&self, session: &str) -> Instant {
+        let state = self.lock();
+        let own = state.sessions.get(session).and_then(|s| s.strike.until);
+        let at = [state.job.until, own].into_iter().flatten().max();
+        at.unwrap_or_else(Instant::now)
+    }
+
     /// A call for `session`'s stretch ending at `through` failed with `error`. True when
     /// the stretch is given up on: the caller falls back and moves its mark past it.
     pub fn failed(&self, session: &str, through: Option<u64>, error: &str) -> bool {
@@ -198,6 +210,74 @@ impl Pacing {
             now_ms().saturating_add(left)
         });
         health
+    }
+}
+
+/// Triggers that came while the model was backing off, run one at a time once it allows,
+/// so a passing failure never strands a session's turns (its session-end trigger would not
+/// come again). One per session; bounded.
+#[derive(Debug)]
+pub struct Deferred<T> {
+    queue: Mutex<VecDeque<(String, T)>>,
+    added: Notify,
+}
+
+impl<T> Default for Deferred<T> {
+    fn default() -> Self {
+        Deferred {
+            queue: Mutex::new(VecDeque::new()),
+            added: Notify::new(),
+        }
+    }
+}
+
+impl<T> Deferred<T> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<(String, T)>> {
+        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Holds `item` for `session` unless one is already held for it.
+    pub fn push(&self, session: &str, item: T) {
+        {
+            let mut queue = self.lock();
+            if queue.iter().any(|(s, _)| s == session) {
+                return;
+            }
+            if queue.len() >= MAX_DEFERRED {
+                queue.pop_front();
+                tracing::debug!(
+                    "too many learning triggers held; the oldest waits for its next trigger"
+                );
+            }
+            queue.push_back((session.to_owned(), item));
+        }
+        self.added.notify_one();
+    }
+
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.lock().is_empty()
+    }
+
+    /// The oldest held trigger, once `pacing` allows it. Cancel-safe: nothing is taken
+    /// before the wait is over.
+    pub async fn next(&self, pacing: &Pacing) -> (String, T) {
+        loop {
+            let added = self.added.notified();
+            let front = self.lock().front().map(|(s, _)| s.clone());
+            match front {
+                None => added.await,
+                Some(session) => {
+                    tokio::time::sleep_until(pacing.ready_at(&session).into()).await;
+                    if let Some(item) = self.lock().pop_front() {
+                        return item;
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -265,6 +345,25 @@ mod tests {
             p.decide_at("b", false, t2),
             Decision::Call { through: None }
         );
+    }
+
+    #[tokio::test]
+    async fn deferred_triggers_wait_for_the_back_off_and_are_held_once_per_session() {
+        let p = Pacing::with_base("t", Duration::from_millis(50));
+        let d: Deferred<u8> = Deferred::default();
+        let began = Instant::now();
+        p.failed("a", Some(1), "x");
+        d.push("a", 1);
+        d.push("a", 2);
+        d.push("b", 3);
+        assert_eq!(d.len(), 2);
+        assert_eq!(d.next(&p).await, ("a".to_owned(), 1));
+        assert!(
+            began.elapsed() >= Duration::from_millis(50),
+            "waited for the back-off"
+        );
+        assert_eq!(d.next(&p).await, ("b".to_owned(), 3));
+        assert!(d.is_empty());
     }
 
     #[test]

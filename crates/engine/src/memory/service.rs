@@ -21,7 +21,7 @@ use super::reader::Readers;
 use super::vectors::Vectors;
 use crate::events::{EngineEvent, Events};
 use crate::llm::Endpoint;
-use crate::llm::pacing::{Decision, JobHealth, Pacing};
+use crate::llm::pacing::{Decision, Deferred, JobHealth, Pacing};
 use crate::recorder::{RecorderHandle, unix_ms};
 use crate::schedule::gate::{Done, Held, run_in_windows};
 use crate::schedule::{Gate, StopSignal};
@@ -92,6 +92,9 @@ pub struct Memory {
     events: Events,
     /// Back-off of the extraction model after failed or unusable answers.
     pacing: Arc<Pacing>,
+    /// Automatic extractions (`last` or not) that came while backing off, run by the
+    /// worker once the back-off allows.
+    deferred: Arc<Deferred<bool>>,
 }
 
 impl Memory {
@@ -116,8 +119,10 @@ impl Memory {
             counts: Arc::new(Mutex::new(HashMap::new())),
             events: config.events.clone(),
             pacing: Arc::new(Pacing::new("memory_extraction")),
+            deferred: Arc::new(Deferred::default()),
         };
-        tokio::spawn(run(config, rx, deferred, Arc::clone(&memory.pacing)));
+        let paced = (Arc::clone(&memory.pacing), Arc::clone(&memory.deferred));
+        tokio::spawn(run(config, rx, deferred, paced));
         memory
     }
 
@@ -126,10 +131,15 @@ impl Memory {
         self.pacing.health()
     }
 
-    /// An automatic trigger is queued unless the model is backing off (then the turns
-    /// wait), or, once it has failed too often, to be read by the rules.
-    fn may_extract(&self, session_id: &str) -> bool {
-        !matches!(self.pacing.decide(session_id, false), Decision::Wait)
+    /// An automatic trigger is queued unless the model is backing off: then it is held
+    /// until the back-off allows (once per session) and the turns wait. Once the model has
+    /// failed too often, the rules read the turns at once.
+    fn may_extract(&self, session_id: &str, last: bool) -> bool {
+        let wait = matches!(self.pacing.decide(session_id, false), Decision::Wait);
+        if wait {
+            self.deferred.push(session_id, last);
+        }
+        !wait
     }
 
     /// The memory section for a turn, within `budget` tokens. Reads only; the units shown
@@ -254,7 +264,7 @@ impl Memory {
             }
             due
         };
-        if due && self.may_extract(session_id) {
+        if due && self.may_extract(session_id, false) {
             self.enqueue(session_id, false);
         }
     }
@@ -264,7 +274,7 @@ impl Memory {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(session_id);
-        if self.settings.auto && self.may_extract(session_id) {
+        if self.settings.auto && self.may_extract(session_id, true) {
             self.enqueue(session_id, true);
         }
     }
@@ -391,7 +401,7 @@ async fn run(
     config: MemoryConfig,
     mut jobs: mpsc::Receiver<Job>,
     deferred: Option<Arc<Held<String>>>,
-    pacing: Arc<Pacing>,
+    (pacing, waiting): (Arc<Pacing>, Arc<Deferred<bool>>),
 ) {
     let extractor = Extractor {
         db: &config.db,
@@ -403,7 +413,20 @@ async fn run(
     // Retrievals per scope since its policy was last considered. Kept in memory: a restart
     // only delays the next decision.
     let mut evidence: HashMap<String, Evidence> = HashMap::new();
-    while let Some(job) = jobs.recv().await {
+    loop {
+        let job = tokio::select! {
+            job = jobs.recv() => match job {
+                Some(job) => job,
+                None => break,
+            },
+            (session, last) = waiting.next(&pacing) => Job::Extract {
+                session,
+                last,
+                scope: None,
+                explicit: false,
+                reply: None,
+            },
+        };
         match job {
             Job::Extract {
                 session,
@@ -415,6 +438,9 @@ async fn run(
                 let out = extractor
                     .session(&session, last, scope.as_deref(), explicit)
                     .await;
+                if out.waiting && scope.is_none() {
+                    waiting.push(&session, last);
+                }
                 match &out.error {
                     Some(e) => {
                         tracing::warn!(session, error = %e, "memory extraction failed; the turns wait for the next attempt")

@@ -18,7 +18,7 @@ use super::job::{Job, Outcome, Trigger};
 use crate::events::{EngineEvent, Events};
 use crate::learned_turns;
 use crate::llm::calls::Purpose;
-use crate::llm::pacing::{Decision, JobHealth, MAX_ATTEMPTS, Pacing};
+use crate::llm::pacing::{Decision, Deferred, JobHealth, MAX_ATTEMPTS, Pacing};
 use crate::llm::{self, Completion, Endpoint};
 use crate::recorder::{RecorderHandle, unix_ms};
 use crate::schedule::{Gate, Permit, StopSignal};
@@ -56,6 +56,8 @@ pub struct Evolution {
     counts: Arc<Mutex<HashMap<String, u32>>>,
     /// Back-off after failed or unusable answers, shared with the worker.
     pacing: Arc<Pacing>,
+    /// Automatic triggers that came while backing off, run by the worker once it allows.
+    deferred: Arc<Deferred<Trigger>>,
 }
 
 /// What the worker needs.
@@ -88,12 +90,18 @@ impl Evolution {
         let (tx, rx) = mpsc::channel(QUEUE);
         let settings = worker.settings.clone();
         let pacing = Arc::new(Pacing::new(OWNER_HEALTH));
-        tokio::spawn(run(worker, rx, gate, events, Arc::clone(&pacing)));
+        let deferred = Arc::new(Deferred::default());
+        let paced = Paced {
+            pacing: Arc::clone(&pacing),
+            deferred: Arc::clone(&deferred),
+        };
+        tokio::spawn(run(worker, rx, gate, events, paced));
         Evolution {
             tx,
             settings,
             counts: Arc::new(Mutex::new(HashMap::new())),
             pacing,
+            deferred,
         }
     }
 
@@ -102,10 +110,14 @@ impl Evolution {
         self.pacing.health()
     }
 
-    /// An automatic trigger calls the model only when it is not backing off; the turns
-    /// wait (newest first) for a later one.
-    fn may_call(&self, session_id: &str) -> bool {
-        matches!(self.pacing.decide(session_id, false), Decision::Call { .. })
+    /// An automatic trigger is queued only when the model is not backing off; otherwise it
+    /// is held until the back-off allows (once per session), and its turns wait.
+    fn may_call(&self, session_id: &str, trigger: Trigger) -> bool {
+        let now = matches!(self.pacing.decide(session_id, false), Decision::Call { .. });
+        if !now {
+            self.deferred.push(session_id, trigger);
+        }
+        now
     }
 
     pub fn main_turn(&self, session_id: &str) {
@@ -122,7 +134,7 @@ impl Evolution {
             }
             due
         };
-        if due && self.may_call(session_id) {
+        if due && self.may_call(session_id, Trigger::EveryNTurns) {
             self.enqueue(
                 Trigger::EveryNTurns,
                 vec![session_id.to_string()],
@@ -142,7 +154,7 @@ impl Evolution {
             .unwrap_or_else(PoisonError::into_inner)
             .remove(session_id)
             .unwrap_or(0);
-        if left > 0 && self.may_call(session_id) {
+        if left > 0 && self.may_call(session_id, Trigger::SessionEnd) {
             self.enqueue(
                 Trigger::SessionEnd,
                 vec![session_id.to_string()],
@@ -201,13 +213,33 @@ impl Evolution {
     }
 }
 
+/// The back-off and the triggers it holds, as the worker uses them.
+struct Paced {
+    pacing: Arc<Pacing>,
+    deferred: Arc<Deferred<Trigger>>,
+}
+
+impl Paced {
+    /// Whether `job` may call now; an automatic one that may not is held for later.
+    fn admit(&self, job: &Job) -> bool {
+        let automatic = matches!(job.trigger, Trigger::EveryNTurns | Trigger::SessionEnd);
+        let key = job.sessions.join(",");
+        if !automatic || matches!(self.pacing.decide(&key, false), Decision::Call { .. }) {
+            return true;
+        }
+        self.deferred.push(&key, job.trigger);
+        false
+    }
+}
+
 async fn run(
     mut worker: Worker,
     mut jobs: mpsc::Receiver<Job>,
     gate: Gate,
     events: Events,
-    pacing: Arc<Pacing>,
+    paced: Paced,
 ) {
+    let pacing = &paced.pacing;
     // Automatic evolutions waiting for a window, one per session: each reads every turn of
     // its session not yet evolved on, so a second trigger adds nothing.
     let mut held: Vec<Job> = Vec::new();
@@ -216,12 +248,18 @@ async fn run(
             // The permit first: once granted it must be used, not dropped for a new job.
             biased;
             permit = gate.permit(OWNER), if !held.is_empty() => {
-                run_held(&mut worker, &mut held, permit, &events, &pacing).await;
+                run_held(&mut worker, &mut held, permit, &events, &paced).await;
                 continue;
             }
             job = jobs.recv() => match job {
                 Some(job) => job,
                 None => break,
+            },
+            (session, trigger) = paced.deferred.next(pacing) => Job {
+                trigger,
+                sessions: vec![session],
+                samples: None,
+                reply: None,
             },
         };
         let automatic = matches!(job.trigger, Trigger::EveryNTurns | Trigger::SessionEnd);
@@ -235,7 +273,10 @@ async fn run(
             }
             continue;
         }
-        let outcome = evolve(&mut worker, &job, &StopSignal::never(), &pacing).await;
+        if !paced.admit(&job) {
+            continue;
+        }
+        let outcome = evolve(&mut worker, &job, &StopSignal::never(), pacing).await;
         report(&worker, job, outcome, &events).await;
     }
 }
@@ -247,11 +288,15 @@ async fn run_held(
     held: &mut Vec<Job>,
     permit: Permit,
     events: &Events,
-    pacing: &Pacing,
+    paced: &Paced,
 ) {
     let stop = permit.signal();
     while !permit.is_stopped() && !held.is_empty() {
-        let outcome = evolve(worker, &held[0], &stop, pacing).await;
+        if !paced.admit(&held[0]) {
+            held.remove(0);
+            continue;
+        }
+        let outcome = evolve(worker, &held[0], &stop, &paced.pacing).await;
         if outcome.outcome == INTERRUPTED {
             tracing::info!(
                 held = held.len(),
