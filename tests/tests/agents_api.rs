@@ -369,6 +369,14 @@ async fn list_preview_connect_verify_and_disconnect_through_the_admin_api() {
         Some(format!("Bearer {UPSTREAM_KEY}").as_str())
     );
     assert!(last.raw.contains("ping"), "{}", last.raw);
+    // The connection test is not the user's conversation: recorded as a side turn, so no
+    // memory extraction or skill evolution ever sends it to the provider.
+    let (s, _) = d.call(Method::POST, "/api/recorder/flush").await;
+    assert_eq!(s, StatusCode::OK);
+    let (_, turns) = d.call(Method::GET, "/api/turns?limit=1000").await;
+    let turns = turns["turns"].as_array().unwrap();
+    assert!(!turns.is_empty(), "the test request was recorded");
+    assert!(turns.iter().all(|t| t["turn_type"] == "side"), "{turns:?}");
 
     // Connect again: nothing to change, so no write and no second restart.
     let (s, c) = d.post("/api/agents/copaw/connect?verify=true").await;

@@ -102,9 +102,13 @@ pub async fn verify_agent(
         url: url.clone(),
         detail: e.to_string(),
     })?;
+    // A connection test is not a conversation: MetaClaw records it as a side turn and never
+    // learns from it (providers ignore the headers).
     let mut req = client
         .post(&url)
         .header("content-type", "application/json")
+        .header("x-turn-type", "side")
+        .header("x-session-id", "metaclaw-connection-test")
         .body(body.to_string());
     req = match endpoint.protocol {
         Protocol::OpenAi => req.header("authorization", format!("Bearer {}", endpoint.api_key)),
