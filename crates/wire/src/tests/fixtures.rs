@@ -32,11 +32,12 @@ fn openclaw_request_translates() {
     assert_eq!(out["tool_choice"], json!({"type": "auto"}));
     assert!(out.get("stream_options").is_none() && out.get("store").is_none());
     assert!(
-        out["system"]
+        out["system"][0]["text"]
             .as_str()
             .unwrap()
             .starts_with("You are a personal assistant")
     );
+    assert_eq!(out["system"][0]["cache_control"]["type"], "ephemeral");
     let roles: Vec<&str> = out["messages"]
         .as_array()
         .unwrap()

@@ -263,7 +263,7 @@ fn unanswered_tool_calls_get_a_result_and_orphans_become_text() {
             {"role": "user", "content": [
                 {"type": "tool_result", "tool_use_id": "a", "content": "first by position"},
                 {"type": "tool_result", "tool_use_id": "b", "content": "No result was provided for this tool call.", "is_error": true},
-                {"type": "text", "text": "go on"}
+                {"type": "text", "text": "go on", "cache_control": {"type": "ephemeral"}}
             ]},
             {"role": "assistant", "content": "ok"}
         ])
@@ -303,7 +303,9 @@ fn empty_content_makes_no_block_and_empty_request_errors() {
     }));
     assert_eq!(
         out["messages"],
-        json!([{"role": "user", "content": "real"}])
+        json!([{"role": "user", "content": [
+            {"type": "text", "text": "real", "cache_control": {"type": "ephemeral"}}
+        ]}])
     );
     for messages in [
         json!([]),
@@ -317,4 +319,41 @@ fn empty_content_makes_no_block_and_empty_request_errors() {
             Err(WireError::EmptyMessages)
         ));
     }
+}
+
+#[test]
+fn a_translated_request_gets_cache_breakpoints_on_stable_parts_only() {
+    // OpenClaw's shape: the user's stamped message, then its internal-context envelope.
+    let out = o2a(json!({
+        "model": "m",
+        "tools": [
+            {"type": "function", "function": {"name": "a", "parameters": {"type": "object"}}},
+            {"type": "function", "function": {"name": "b", "parameters": {"type": "object"}}}
+        ],
+        "messages": [
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": "[Thu 2026-12-03 17:38 UTC] weather in Rome?"},
+            {"role": "user", "content": "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>\nnone\n<<<END_OPENCLAW_INTERNAL_CONTEXT>>>"}
+        ]
+    }));
+    let eph = json!({"type": "ephemeral"});
+    assert!(out["tools"][0].get("cache_control").is_none());
+    assert_eq!(out["tools"][1]["cache_control"], eph);
+    assert_eq!(out["system"][0]["text"], "Be brief.");
+    assert_eq!(out["system"][0]["cache_control"], eph);
+    let blocks = out["messages"][0]["content"].as_array().unwrap();
+    assert_eq!(blocks.len(), 2, "{out}");
+    // On the user's own words, not on the envelope that next turn's history will lack.
+    assert_eq!(blocks[0]["cache_control"], eph, "{out}");
+    assert!(blocks[1].get("cache_control").is_none(), "{out}");
+    let breakpoints = out.to_string().matches("cache_control").count();
+    assert_eq!(breakpoints, 3);
+
+    // A client that placed its own breakpoints keeps exactly those.
+    let own = o2a(json!({"model": "m", "messages": [
+        {"role": "user", "content": [{"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}]},
+        {"role": "assistant", "content": "yo"},
+        {"role": "user", "content": "again"}
+    ]}));
+    assert_eq!(own.to_string().matches("cache_control").count(), 1, "{own}");
 }

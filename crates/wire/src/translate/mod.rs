@@ -1,5 +1,6 @@
 //! Translation between the OpenAI and Anthropic protocols.
 
+mod cache;
 pub(crate) mod ids;
 mod request;
 mod response;

@@ -303,7 +303,7 @@ pub fn openai_request_to_anthropic(
     } else {
         req.top_p
     };
-    Ok(anthropic::MessagesRequest {
+    let mut out = anthropic::MessagesRequest {
         model: req.model,
         messages,
         system: (!system.is_empty()).then_some(anthropic::System::Text(system)),
@@ -323,7 +323,9 @@ pub fn openai_request_to_anthropic(
             extra: Map::new(),
         }),
         extra: Map::new(),
-    })
+    };
+    super::cache::add_breakpoints(&mut out);
+    Ok(out)
 }
 
 fn tool_choice_to_anthropic(tc: Option<&Value>, parallel: Option<bool>) -> Option<Value> {
