@@ -271,3 +271,59 @@ async fn system_placement_pins_the_first_block_for_the_session() {
     assert_eq!(spy.0.lock().unwrap().len(), 1);
     cancel.cancel();
 }
+
+/// OpenClaw's shape through translation: an OpenAI client with its trailing internal-context
+/// message, an Anthropic upstream. Retrieval reads the user's words, the block rides on the
+/// user's message (not the envelope), and what the next turn resends — tools, system, the
+/// user's message with its block — is the same text, with cache breakpoints on it.
+#[tokio::test]
+async fn an_openclaw_conversation_translated_to_anthropic_keeps_its_cacheable_prefix() {
+    let (fake, spy, base, cancel) = start(Protocol::Anthropic, Placement::User).await;
+    let ctx = json!({"role":"user","content":[{"type":"text","text":"<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>\nActive exec sessions: none\n<<<END_OPENCLAW_INTERNAL_CONTEXT>>>"}]});
+    let first = json!({"role":"user","content":"[Thu 2026-12-03 17:38 UTC] what's the weather tomorrow in Rome?\n\nRuntime: agent=main | host=vm"});
+    let tools =
+        json!([{"type":"function","function":{"name":"exec","parameters":{"type":"object"}}}]);
+    let system = json!({"role":"system","content":"You are a personal assistant."});
+    let turn1 = json!({"model":"m","stream":true,"messages":[system, first, ctx],"tools":tools});
+    let turn2 = json!({"model":"m","stream":true,"tools":tools,"messages":[
+        system, first,
+        {"role":"assistant","content":"Sunny."},
+        {"role":"user","content":"[Thu 2026-12-03 17:40 UTC] and in Paris?"},
+        ctx]});
+    send(&base, Protocol::Openai, &turn1).await;
+    send(&base, Protocol::Openai, &turn2).await;
+    assert_eq!(
+        spy.0.lock().unwrap().clone(),
+        vec!["what's the weather tomorrow in Rome?", "and in Paris?"],
+        "retrieval reads the user's words, never the envelope"
+    );
+    let fwd = fake.requests();
+    assert_eq!(fwd.len(), 2);
+    let (a, b) = (&fwd[0].body, &fwd[1].body);
+    let eph = json!({"type":"ephemeral"});
+    for body in [a, b] {
+        assert_eq!(body["system"][0]["cache_control"], eph, "{body}");
+        assert_eq!(body["tools"][0]["cache_control"], eph, "{body}");
+    }
+    assert_eq!(a["system"], b["system"]);
+    assert_eq!(a["tools"], b["tools"]);
+    // Turn 1: the user's block (with MetaClaw's block 1) carries the breakpoint; the
+    // envelope after it gets neither the block nor a breakpoint.
+    let user_block = &a["messages"][0]["content"][0];
+    assert_eq!(user_block["cache_control"], eph, "{a}");
+    assert!(user_block["text"].as_str().unwrap().contains("(block 1)"));
+    let envelope = &a["messages"][0]["content"][1];
+    assert!(!envelope.to_string().contains("(block"), "{a}");
+    assert!(envelope.get("cache_control").is_none(), "{a}");
+    // Turn 2 resends that text unchanged, and the new breakpoint is on the new question.
+    let resent = &b["messages"][0]["content"];
+    let resent_text = resent
+        .as_str()
+        .map(str::to_string)
+        .unwrap_or_else(|| resent[0]["text"].as_str().unwrap().to_string());
+    assert_eq!(resent_text, user_block["text"].as_str().unwrap());
+    let newest = &b["messages"][2]["content"][0];
+    assert_eq!(newest["cache_control"], eph, "{b}");
+    assert!(newest["text"].as_str().unwrap().contains("(block 2)"));
+    cancel.cancel();
+}
