@@ -139,6 +139,13 @@ async fn writes_the_database_refuses_are_counted_with_its_reason() {
         "{status}"
     );
     assert_eq!(status["turns_recorded"], 1);
+    assert!(
+        status["last_problem"]
+            .as_str()
+            .unwrap()
+            .starts_with("recorder: the database refused the write"),
+        "{status}"
+    );
     let text = d.status_text();
     assert!(
         text.contains("3 turns not recorded: the database refused the write")

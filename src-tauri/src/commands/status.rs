@@ -55,6 +55,10 @@ pub fn run(paths: &Paths, as_json: bool) -> Outcome {
                 "scheduler".into(),
                 scheduler.as_ref().map_or(Value::Null, Clone::clone),
             );
+            // The text status's `last error:` line: the newest problem of all.
+            if let Ok(s) = serde_json::from_value::<Status>(Value::Object(obj.clone())) {
+                obj.insert("last_problem".into(), json!(health::last_error(&s)));
+            }
             // The words of the text status's `learning:` line.
             obj.insert(
                 "learning_window".into(),
