@@ -606,3 +606,21 @@ fn entries(dir: &Path) -> Vec<String> {
     v.sort();
     v
 }
+
+#[test]
+fn a_one_sentence_rule_is_a_skill_and_a_memories_answer_is_not() {
+    // What a model writes when the user states a standing rule once.
+    let answer = r#"```json
+{"skills": [{"name": "iso-dates-in-reports", "description": "When writing any report or summary that mentions dates.", "category": "communication", "tags": ["dates"], "body": "Write every date as YYYY-MM-DD.", "improves": null}]}
+```"#;
+    let parsed = parse_proposals(answer).unwrap();
+    let d = decide(parsed.proposals, &bank(), &origin(), 3);
+    assert_eq!(reasons(&d), ["add iso-dates-in-reports"]);
+
+    // An answer for the memory extractor's shape holds no skills, even though its list is
+    // an array of objects.
+    let memories =
+        r#"{"memories": [{"kind": "preference", "content": "Prefers Celsius."}], "skills": []}"#;
+    let parsed = parse_proposals(memories).unwrap();
+    assert!(parsed.proposals.is_empty() && parsed.rejected.is_empty());
+}

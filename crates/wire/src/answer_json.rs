@@ -9,15 +9,21 @@
 use serde_json::{Deserializer, Value};
 
 /// The first complete JSON object or array in `text` that `accept` turns into `Some`.
+///
+/// A value that parses but is not accepted is skipped whole: the arrays and objects inside it
+/// are not tried on their own (an answer `{"memories": [...], "skills": []}` holds no skills,
+/// even though its `memories` list is an array of objects).
 pub fn first_value<T>(text: &str, mut accept: impl FnMut(Value) -> Option<T>) -> Option<T> {
+    let mut resume = 0;
     for (i, c) in text.char_indices() {
-        if c != '{' && c != '[' {
+        if i < resume || (c != '{' && c != '[') {
             continue;
         }
         let mut values = Deserializer::from_str(&text[i..]).into_iter::<Value>();
         let Some(Ok(value)) = values.next() else {
             continue;
         };
+        resume = i + values.byte_offset();
         if let Some(found) = accept(value) {
             return Some(found);
         }
@@ -79,6 +85,17 @@ mod tests {
         // A truncated value is skipped, the complete one after it is found.
         let t = "{\"memories\": [{\"a\": 1} ... {\"memories\": [{\"b\": 2}]}";
         assert_eq!(find_items(t, "memories").unwrap()[0]["b"], 2);
+    }
+
+    #[test]
+    fn lists_inside_an_answer_for_another_key_are_not_items() {
+        let t = r#"{"memories": [{"kind": "preference", "content": "Celsius"}], "skills": []}"#;
+        assert_eq!(find_items(t, "skills"), Some(vec![]));
+        assert_eq!(find_items(t, "memories").unwrap().len(), 1);
+        let t = r#"```json
+{"memories": [{"content": "x"}]}
+```"#;
+        assert_eq!(find_items(t, "skills"), None);
     }
 
     #[test]

@@ -65,9 +65,11 @@ naming the lesson (e.g. retry-flaky-network-calls).
 retrieval matches against the user's request.
 - category: one of {categories}.
 - tags: 0 to 6 short lowercase keywords a user might type.
-- body: 6 to 40 lines of Markdown: a `# Title`, a `## When to use` section, `## Steps` as \
-concrete, checkable numbered steps (commands, thresholds, names — not platitudes), and an \
-`## Anti-patterns` section where one helps. Code blocks are fine.
+- body: Markdown, as short as the lesson: a rule the user stated (a format, a naming \
+convention, a tone, a step they always want) is one or two plain sentences; a procedure is \
+6 to 40 lines with a `# Title`, `## When to use`, `## Steps` as concrete, checkable numbered \
+steps (commands, thresholds, names — not platitudes), and `## Anti-patterns` where one \
+helps. Code blocks are fine.
 - improves: to improve one of the related existing skills instead of duplicating it, reuse \
 its exact name and set improves to that name; otherwise null.
 

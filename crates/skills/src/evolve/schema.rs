@@ -35,7 +35,7 @@ pub fn response_schema() -> Value {
                         },
                         "body": {
                             "type": "string",
-                            "description": "6 to 40 lines of Markdown: title, when to use, numbered steps, anti-patterns."
+                            "description": "Markdown as short as the lesson: one or two sentences for a stated rule; 6 to 40 lines (title, when to use, numbered steps, anti-patterns) for a procedure."
                         },
                         "improves": {
                             "type": ["string", "null"],

@@ -7,8 +7,9 @@ use crate::skill::CATEGORIES;
 
 pub(crate) const MAX_NAME: usize = 64;
 pub(crate) const DESCRIPTION_CHARS: std::ops::RangeInclusive<usize> = 10..=300;
-pub(crate) const BODY_CHARS: std::ops::RangeInclusive<usize> = 80..=8_000;
-pub(crate) const MIN_BODY_LINES: usize = 4;
+/// A user's standing rule fits in one sentence ("Write dates as YYYY-MM-DD."); a skill that
+/// short is kept. Below this it is a fragment, not a lesson.
+pub(crate) const BODY_CHARS: std::ops::RangeInclusive<usize> = 20..=8_000;
 pub(crate) const MAX_TAGS: usize = 8;
 pub(crate) const MAX_TAG_CHARS: usize = 32;
 /// MetaClaw's injection delimiters: a body holding them is injected text leaking back.
@@ -90,12 +91,6 @@ fn body(raw: &str) -> Result<String, String> {
             "body has {n} characters, expected {}..={}",
             BODY_CHARS.start(),
             BODY_CHARS.end()
-        ));
-    }
-    let lines = b.lines().filter(|l| !l.trim().is_empty()).count();
-    if lines < MIN_BODY_LINES {
-        return Err(format!(
-            "body has {lines} non-empty lines, expected at least {MIN_BODY_LINES}"
         ));
     }
     Ok(b)
@@ -183,8 +178,9 @@ mod tests {
     #[test]
     fn bodies() {
         assert!(body("short").unwrap_err().contains("5 characters"));
-        let one_line = "x".repeat(100);
-        assert!(body(&one_line).unwrap_err().contains("1 non-empty lines"));
+        // One sentence is a valid rule.
+        let rule = "Always write dates as YYYY-MM-DD in reports.";
+        assert_eq!(body(rule).unwrap(), rule);
         let leak = format!("<METACLAW-CONTEXT>\n{}", "line\n".repeat(30));
         assert!(body(&leak).unwrap_err().contains("leaking back"));
     }
