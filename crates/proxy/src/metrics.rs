@@ -32,6 +32,9 @@ pub struct Metrics {
     pub inflight: Gauge,
     pub sessions_open: Gauge,
     pub recorder_queue: Gauge,
+    /// Remembered context blocks held in memory (bounded; the rest are in the store).
+    pub sticky_blocks: Gauge,
+    pub sticky_bytes: Gauge,
 }
 
 impl Default for Metrics {
@@ -57,6 +60,8 @@ impl Metrics {
         let inflight = Gauge::default();
         let sessions_open = Gauge::default();
         let recorder_queue = Gauge::default();
+        let sticky_blocks = Gauge::default();
+        let sticky_bytes = Gauge::default();
         registry.register(
             "requests",
             "Agent API requests by route and status",
@@ -98,6 +103,16 @@ impl Metrics {
             "Finished turns waiting to be written",
             recorder_queue.clone(),
         );
+        registry.register(
+            "sticky_blocks_in_memory",
+            "Remembered context blocks held in memory",
+            sticky_blocks.clone(),
+        );
+        registry.register(
+            "sticky_bytes_in_memory",
+            "Estimated bytes of remembered context blocks held in memory",
+            sticky_bytes.clone(),
+        );
         Metrics {
             registry,
             requests,
@@ -109,6 +124,8 @@ impl Metrics {
             inflight,
             sessions_open,
             recorder_queue,
+            sticky_blocks,
+            sticky_bytes,
         }
     }
 

@@ -104,21 +104,31 @@ impl Injector for NoInjection {
     }
 }
 
-/// Where injected blocks are remembered across restarts, so a resent message gets its block
-/// back byte for byte (SPEC §2: prompt-cache stickiness).
+/// Where injected blocks are remembered beyond the proxy's bounded memory and across
+/// restarts, so a resent message gets its block back byte for byte (SPEC §2: prompt-cache
+/// stickiness) however long ago it was first sent.
 pub trait StickyStore: Send + Sync {
-    /// Every block remembered for a session, as (message key, injection). Called at most once
-    /// per session while it stays open.
-    fn load<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Vec<(String, Injection)>>;
+    /// The blocks remembered for these message keys of a session, as (key, injection); keys
+    /// without one are left out. Asked only for the keys the proxy's memory lacks.
+    fn load<'a>(
+        &'a self,
+        session_id: &'a str,
+        keys: &'a [String],
+    ) -> BoxFuture<'a, Vec<(String, Injection)>>;
     /// Remembers a new block. Must not block: implementations queue and return.
     fn save(&self, session_id: &str, key: &str, injection: &Injection);
 }
 
-/// Remembers blocks only while the process runs.
+/// Keeps nothing: blocks live only in the proxy's bounded memory, so one that left it is
+/// not given back (tests, and a proxy without a database).
 pub struct ForgetOnRestart;
 
 impl StickyStore for ForgetOnRestart {
-    fn load<'a>(&'a self, _session_id: &'a str) -> BoxFuture<'a, Vec<(String, Injection)>> {
+    fn load<'a>(
+        &'a self,
+        _session_id: &'a str,
+        _keys: &'a [String],
+    ) -> BoxFuture<'a, Vec<(String, Injection)>> {
         Box::pin(async { Vec::new() })
     }
     fn save(&self, _session_id: &str, _key: &str, _injection: &Injection) {}

@@ -1,7 +1,7 @@
 //! Injected context blocks, remembered per message so a session's prompt prefix stays
 //! byte-identical across turns (upstream prompt caches key on the exact prefix).
 
-use rusqlite::params;
+use rusqlite::{OptionalExtension, params};
 
 use crate::error::StoreError;
 use crate::open::Store;
@@ -42,6 +42,41 @@ impl Store {
         )?;
         let rows = stmt.query_map([session_id], |row| Ok((row.get(0)?, row.get(1)?)))?;
         Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// The blocks stored for these keys of a session, as (message_key, block); keys without
+    /// one are left out. One primary-key lookup per key.
+    pub fn injected_blocks_for(
+        &self,
+        session_id: &str,
+        keys: &[String],
+    ) -> Result<Vec<(String, String)>, StoreError> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT block FROM injected_blocks WHERE session_id = ?1 AND message_key = ?2",
+        )?;
+        let mut out = Vec::new();
+        for key in keys {
+            let block: Option<String> = stmt
+                .query_row(params![session_id, key], |row| row.get(0))
+                .optional()?;
+            if let Some(block) = block {
+                out.push((key.clone(), block));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Calls `f(session_id, message_key)` for every stored block, without holding them all.
+    pub fn each_injected_block_key(&self, mut f: impl FnMut(&str, &str)) -> Result<(), StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT session_id, message_key FROM injected_blocks")?;
+        let mut rows = stmt.query([])?;
+        while let Some(row) = rows.next()? {
+            let (session, key): (String, String) = (row.get(0)?, row.get(1)?);
+            f(&session, &key);
+        }
+        Ok(())
     }
 
     /// Sessions that have remembered blocks, so a caller can skip the lookup for a session

@@ -1,8 +1,9 @@
-//! Remembered context blocks in SQLite: written through the recorder's queue, read once per
-//! session on a blocking thread — and only for sessions that have blocks on disk, so the
-//! first turn of a new conversation (most of them) never touches the database.
+//! Remembered context blocks in SQLite: written through the recorder's queue, read back on a
+//! blocking thread for exactly the keys the proxy's memory no longer holds — and only for
+//! keys a fixed-size filter says may be on disk, so the newest message of a turn (new, most
+//! of the time) never touches the database.
 
-use std::collections::HashSet;
+use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime};
@@ -16,17 +17,20 @@ use crate::recorder::{RecorderHandle, unix_ms};
 /// an hour, so a conversation resumed after weeks gains nothing from its old bytes.
 const KEEP: Duration = Duration::from_secs(30 * 24 * 3600);
 
+/// Page cache of the read connection, KiB: reads are primary-key lookups of a few pages.
+const READER_CACHE_KIB: i64 = 512;
+
 pub struct SqliteSticky {
     db: PathBuf,
     recorder: RecorderHandle,
-    /// Sessions with blocks in the database (or queued for it).
-    on_disk: Mutex<HashSet<String>>,
+    /// The (session, message) pairs that may have a block in the database (or queued for it).
+    saved: Mutex<SavedKeys>,
     /// One read connection, opened on first use and kept.
     reader: Arc<Mutex<Option<Store>>>,
 }
 
 impl SqliteSticky {
-    /// Prunes old blocks and learns which sessions have some. Blocking: call off the runtime.
+    /// Prunes old blocks and learns which ones are left. Blocking: call off the runtime.
     pub fn open(db: PathBuf, recorder: RecorderHandle) -> Result<Self, StoreError> {
         let mut store = Store::open(&db)?;
         let cutoff = unix_ms(SystemTime::now()) - i64::try_from(KEEP.as_millis()).unwrap_or(0);
@@ -34,26 +38,35 @@ impl SqliteSticky {
         if pruned > 0 {
             tracing::debug!(pruned, "old remembered context blocks deleted");
         }
-        let on_disk = store.sessions_with_blocks()?.into_iter().collect();
+        let mut saved = SavedKeys::new();
+        store.each_injected_block_key(|session, key| saved.insert(session, key))?;
         Ok(SqliteSticky {
             db,
             recorder,
-            on_disk: Mutex::new(on_disk),
+            saved: Mutex::new(saved),
             reader: Arc::new(Mutex::new(None)),
         })
     }
 
-    fn has_blocks(&self, session_id: &str) -> bool {
-        self.on_disk
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .contains(session_id)
+    fn saved(&self) -> std::sync::MutexGuard<'_, SavedKeys> {
+        self.saved.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
 impl StickyStore for SqliteSticky {
-    fn load<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Vec<(String, Injection)>> {
-        if !self.has_blocks(session_id) {
+    fn load<'a>(
+        &'a self,
+        session_id: &'a str,
+        keys: &'a [String],
+    ) -> BoxFuture<'a, Vec<(String, Injection)>> {
+        let maybe: Vec<String> = {
+            let saved = self.saved();
+            keys.iter()
+                .filter(|k| saved.may_contain(session_id, k))
+                .cloned()
+                .collect()
+        };
+        if maybe.is_empty() {
             return Box::pin(async { Vec::new() });
         }
         let db = self.db.clone();
@@ -63,10 +76,14 @@ impl StickyStore for SqliteSticky {
             let rows = tokio::task::spawn_blocking(move || {
                 let mut guard = reader.lock().unwrap_or_else(PoisonError::into_inner);
                 if guard.is_none() {
-                    *guard = Some(Store::open_read_only(&db)?);
+                    let store = Store::open_read_only(&db)?;
+                    store
+                        .connection()
+                        .pragma_update(None, "cache_size", -READER_CACHE_KIB)?;
+                    *guard = Some(store);
                 }
                 match guard.as_ref() {
-                    Some(store) => store.injected_blocks(&session),
+                    Some(store) => store.injected_blocks_for(&session, &maybe),
                     None => Ok(Vec::new()),
                 }
             })
@@ -89,10 +106,8 @@ impl StickyStore for SqliteSticky {
     }
 
     fn save(&self, session_id: &str, key: &str, injection: &Injection) {
-        self.on_disk
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(session_id.to_string());
+        // Marked before it is queued: a read never skips a block that is on its way.
+        self.saved().insert(session_id, key);
         let block = serde_json::to_string(injection).unwrap_or_default();
         self.recorder.remember_block(NewBlock {
             session_id: session_id.to_string(),
@@ -109,4 +124,66 @@ fn decode(stored: &str) -> Injection {
         block: stored.to_string(),
         skills: Vec::new(),
     })
+}
+
+/// Bits of [`SavedKeys`]: 512 KiB, about 1% false positives at 400,000 stored blocks.
+const FILTER_BITS: u64 = 1 << 22;
+const FILTER_HASHES: u64 = 4;
+
+/// Which (session, message) pairs may have a stored block: a Bloom filter of fixed size,
+/// where a set of every pair (or of every session) would grow with use. A wrong "maybe" costs
+/// one primary-key lookup; there is never a wrong "no", since every pair is added before its
+/// block is queued. It fills up only after millions of blocks, and is rebuilt at each start
+/// from what the 30-day pruning left.
+struct SavedKeys {
+    bits: Vec<u64>,
+}
+
+impl SavedKeys {
+    fn new() -> Self {
+        SavedKeys {
+            bits: vec![0; (FILTER_BITS / 64) as usize],
+        }
+    }
+
+    /// Bit positions by double hashing one 64-bit hash of the pair.
+    fn positions(session: &str, key: &str) -> impl Iterator<Item = usize> {
+        let mut h = DefaultHasher::new();
+        session.hash(&mut h);
+        key.hash(&mut h);
+        let x = h.finish();
+        let (a, b) = (x & 0xffff_ffff, (x >> 32) | 1);
+        (0..FILTER_HASHES).map(move |i| (a.wrapping_add(i.wrapping_mul(b)) % FILTER_BITS) as usize)
+    }
+
+    fn insert(&mut self, session: &str, key: &str) {
+        for p in Self::positions(session, key) {
+            self.bits[p / 64] |= 1 << (p % 64);
+        }
+    }
+
+    fn may_contain(&self, session: &str, key: &str) -> bool {
+        Self::positions(session, key).all(|p| self.bits[p / 64] & (1 << (p % 64)) != 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_filter_never_forgets_a_saved_pair_and_rarely_invents_one() {
+        let mut saved = SavedKeys::new();
+        for i in 0..100_000 {
+            saved.insert(&format!("s{}", i % 1000), &format!("k{i}"));
+        }
+        for i in 0..100_000 {
+            assert!(saved.may_contain(&format!("s{}", i % 1000), &format!("k{i}")));
+        }
+        let wrong = (0..100_000)
+            .filter(|i| saved.may_contain(&format!("s{}", i % 1000), &format!("new{i}")))
+            .count();
+        assert!(wrong < 100, "{wrong} false positives in 100,000");
+        assert_eq!(saved.bits.len() * 8, 512 * 1024, "fixed size");
+    }
 }

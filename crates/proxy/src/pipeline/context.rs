@@ -54,17 +54,29 @@ async fn on_user_messages(
             .filter_map(|&i| messages.get(i).map(inject::message_key))
             .collect()
     };
+    let blocks = state.sticky.session(&meta.session_id);
+    let known = state.sticky.recall(&meta.session_id, &blocks, &keys).await;
     let (newest_key, older_keys) = keys.split_last()?;
-    let blocks = state.sticky.session(&meta.session_id).await;
-    let current = remembered_or_fresh(state, client, meta, model, body, &blocks, newest_key).await;
-    for (&index, key) in older.iter().zip(older_keys) {
-        if let Some(old) = blocks.get(key).filter(|b| !b.is_empty()) {
+    let (newest_known, older_known) = known.split_last()?;
+    let current = match newest_known {
+        Some(known) => known.clone(),
+        None => fresh_remembered(state, client, meta, model, body, &blocks, newest_key).await,
+    };
+    for ((&index, key), old) in older.iter().zip(older_keys).zip(older_known) {
+        // An older copy of the newest message's text shares its key, hence its block.
+        let old = if key == newest_key {
+            Some(&current)
+        } else {
+            old.as_ref()
+        };
+        if let Some(old) = old.filter(|b| !b.is_empty()) {
             inject::append_to_message(body, index, &old.block);
         }
     }
     if !current.is_empty() {
         inject::append_to_message(body, newest, &current.block);
     }
+    observe(state);
     Some(current)
 }
 
@@ -75,16 +87,23 @@ async fn on_system_prompt(
     model: &str,
     body: &mut Map<String, Value>,
 ) -> Option<Arc<Injection>> {
-    let blocks = state.sticky.session(&meta.session_id).await;
-    let pinned = remembered_or_fresh(state, client, meta, model, body, &blocks, SYSTEM_KEY).await;
+    let blocks = state.sticky.session(&meta.session_id);
+    let key = [SYSTEM_KEY.to_string()];
+    let known = state.sticky.recall(&meta.session_id, &blocks, &key).await;
+    let pinned = match known.into_iter().next().flatten() {
+        Some(known) => known,
+        None => fresh_remembered(state, client, meta, model, body, &blocks, SYSTEM_KEY).await,
+    };
     if !pinned.is_empty() {
         inject::append_to_system_prompt(client, body, &pinned.block);
     }
+    observe(state);
     Some(pinned)
 }
 
-/// The block remembered under `key`, or a fresh one, remembered from now on.
-async fn remembered_or_fresh(
+/// A fresh block for `key`, remembered from now on (or the one a concurrent turn of the
+/// same session remembered first).
+async fn fresh_remembered(
     state: &AppState,
     client: Protocol,
     meta: &RequestMeta,
@@ -93,11 +112,19 @@ async fn remembered_or_fresh(
     blocks: &SessionBlocks,
     key: &str,
 ) -> Arc<Injection> {
-    if let Some(known) = blocks.get(key) {
-        return known;
-    }
     let fresh = fresh_block(state, client, meta, model, body).await;
     state.sticky.remember(&meta.session_id, blocks, key, fresh)
+}
+
+/// What remembered blocks hold in memory, for `/metrics`.
+fn observe(state: &AppState) {
+    let m = &state.metrics;
+    m.sticky_blocks.set(gauge(state.sticky.blocks_in_memory()));
+    m.sticky_bytes.set(gauge(state.sticky.bytes_in_memory()));
+}
+
+fn gauge(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
 }
 
 /// Asks the injector for this turn's block; nothing when the query is empty.

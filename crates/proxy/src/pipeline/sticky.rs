@@ -1,52 +1,93 @@
 //! Remembered blocks, per session and message, so a resent message gets the same block back.
 //!
-//! Clients resend the whole conversation every turn, without MetaClaw's blocks. Putting back
+//! Clients resend the conversation every turn, without MetaClaw's blocks. Putting back
 //! exactly the block each message got the first time keeps every byte before the newest
 //! user message identical to the previous request, which is what keeps the provider's
 //! prompt cache warm. The first block stored for a key wins and never changes.
 //!
-//! Memory holds the blocks of at most [`MAX_SESSIONS`] recently used sessions; an evicted
-//! session's blocks are read back from the store when it returns, so a client that opens a
-//! new conversation on every request cannot grow memory without bound.
+//! Memory is a bounded window over the store: each session keeps its most recently used
+//! blocks (at most [`Limits::session_blocks`] and [`Limits::session_bytes`]), all sessions
+//! together at most [`Limits::total_bytes`] in at most [`Limits::sessions`] sessions. Every
+//! block is saved to the store as well; a block that left memory is read back from it for
+//! exactly the keys a request resends and memory lacks. So neither a conversation of
+//! 100,000 turns nor a client opening a new conversation on every request grows memory.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
-
-use tokio::sync::OnceCell;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::seams::{Injection, StickyStore};
 
-/// Sessions whose blocks stay in memory.
-pub const MAX_SESSIONS: usize = 2048;
+/// What memory may hold; the store holds everything.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Sessions with blocks in memory.
+    pub sessions: usize,
+    /// Blocks one session keeps in memory: a client resending up to this many user
+    /// messages is served without reading the store.
+    pub session_blocks: usize,
+    /// Bytes of blocks one session keeps in memory.
+    pub session_bytes: usize,
+    /// Bytes of blocks all sessions keep in memory together.
+    pub total_bytes: usize,
+}
 
-/// One open session's blocks, loaded from the store on first use.
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            sessions: 2048,
+            session_blocks: 256,
+            session_bytes: 2 << 20,
+            total_bytes: 8 << 20,
+        }
+    }
+}
+
+/// What an entry costs beyond its strings: the map slot, the `Arc` and the string headers.
+const ENTRY_OVERHEAD: usize = 128;
+
+/// A limit once exceeded is brought back to 7/8 of itself, so trimming (a sort or a
+/// selection) runs once per many inserts rather than on every one.
+fn low_water(limit: usize) -> usize {
+    limit - limit / 8
+}
+
+struct Entry {
+    injection: Arc<Injection>,
+    /// When it was last used, on the [`Sticky`] clock.
+    used: u64,
+    bytes: usize,
+}
+
+#[derive(Default)]
+struct Window {
+    blocks: HashMap<String, Entry>,
+    bytes: usize,
+    /// The session left [`Sticky`]'s map: its bytes no longer count there, so nothing more
+    /// is kept here (a request still holding it saves new blocks to the store only).
+    detached: bool,
+}
+
+/// One session's blocks in memory.
 #[derive(Default)]
 pub struct SessionBlocks {
-    loaded: OnceCell<()>,
-    blocks: Mutex<HashMap<String, Arc<Injection>>>,
+    window: Mutex<Window>,
     /// When it was last used, on the [`Sticky`] clock.
     last_used: AtomicU64,
 }
 
 impl SessionBlocks {
-    pub fn get(&self, key: &str) -> Option<Arc<Injection>> {
-        self.lock().get(key).cloned()
+    fn lock(&self) -> MutexGuard<'_, Window> {
+        self.window.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Keeps the first injection for `key`; returns the one in force and whether it is new.
-    fn insert_first(&self, key: &str, injection: Injection) -> (Arc<Injection>, bool) {
-        let mut blocks = self.lock();
-        if let Some(existing) = blocks.get(key) {
-            return (existing.clone(), false);
-        }
-        let injection = Arc::new(injection);
-        blocks.insert(key.to_string(), injection.clone());
-        (injection, true)
+    /// Blocks held in memory for this session.
+    pub fn len(&self) -> usize {
+        self.lock().blocks.len()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Injection>>> {
-        self.blocks.lock().unwrap_or_else(PoisonError::into_inner)
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 }
 
@@ -55,37 +96,104 @@ pub struct Sticky {
     sessions: Mutex<HashMap<String, Arc<SessionBlocks>>>,
     /// A logical clock for least-recently-used eviction.
     clock: AtomicU64,
+    /// Bytes of blocks held by the sessions in `sessions`.
+    bytes: AtomicUsize,
+    /// Blocks held by the sessions in `sessions`.
+    blocks: AtomicUsize,
+    limits: Limits,
 }
 
 impl Sticky {
     pub fn new(store: Arc<dyn StickyStore>) -> Self {
+        Self::with_limits(store, Limits::default())
+    }
+
+    pub fn with_limits(store: Arc<dyn StickyStore>, limits: Limits) -> Self {
+        let limits = Limits {
+            sessions: limits.sessions.max(1),
+            session_blocks: limits.session_blocks.max(1),
+            session_bytes: limits.session_bytes.min(limits.total_bytes / 2),
+            total_bytes: limits.total_bytes,
+        };
         Sticky {
             store,
             sessions: Mutex::new(HashMap::new()),
             clock: AtomicU64::new(0),
+            bytes: AtomicUsize::new(0),
+            blocks: AtomicUsize::new(0),
+            limits,
         }
     }
 
-    /// The session's blocks, loading what an earlier run remembered the first time.
-    pub async fn session(&self, session_id: &str) -> Arc<SessionBlocks> {
-        let now = self.clock.fetch_add(1, Ordering::Relaxed);
+    fn tick(&self) -> u64 {
+        self.clock.fetch_add(1, Ordering::Relaxed)
+    }
+
+    fn lock_sessions(&self) -> MutexGuard<'_, HashMap<String, Arc<SessionBlocks>>> {
+        self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The session's blocks in memory (none yet for a session memory does not hold).
+    pub fn session(&self, session_id: &str) -> Arc<SessionBlocks> {
+        let now = self.tick();
         let entry = {
-            let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
-            if !sessions.contains_key(session_id) && sessions.len() >= MAX_SESSIONS {
-                evict_least_recent(&mut sessions);
+            let mut sessions = self.lock_sessions();
+            if !sessions.contains_key(session_id) && sessions.len() >= self.limits.sessions {
+                let keep = low_water(self.limits.sessions);
+                self.evict_sessions(&mut sessions, None, |n, _| n <= keep);
             }
             sessions.entry(session_id.to_string()).or_default().clone()
         };
         entry.last_used.store(now, Ordering::Relaxed);
         entry
-            .loaded
-            .get_or_init(|| async {
-                for (key, injection) in self.store.load(session_id).await {
-                    entry.insert_first(&key, injection);
-                }
-            })
-            .await;
-        entry
+    }
+
+    /// The blocks remembered for `keys`, in the same order (`None` where a key has none):
+    /// from memory, and for the keys memory lacks, from the store.
+    pub async fn recall(
+        &self,
+        session_id: &str,
+        session: &SessionBlocks,
+        keys: &[String],
+    ) -> Vec<Option<Arc<Injection>>> {
+        let now = self.tick();
+        let mut found: Vec<Option<Arc<Injection>>> = {
+            let mut window = session.lock();
+            keys.iter()
+                .map(|key| {
+                    window.blocks.get_mut(key).map(|e| {
+                        e.used = now;
+                        e.injection.clone()
+                    })
+                })
+                .collect()
+        };
+        let mut missing: Vec<String> = keys
+            .iter()
+            .zip(&found)
+            .filter(|(_, f)| f.is_none())
+            .map(|(k, _)| k.clone())
+            .collect();
+        missing.sort_unstable();
+        missing.dedup();
+        if missing.is_empty() {
+            return found;
+        }
+        let loaded = self.store.load(session_id, &missing).await;
+        if loaded.is_empty() {
+            return found;
+        }
+        let mut back: HashMap<String, Arc<Injection>> = HashMap::with_capacity(loaded.len());
+        for (key, injection) in loaded {
+            let (kept, _) = self.keep(session, &key, injection);
+            back.insert(key, kept);
+        }
+        for (key, slot) in keys.iter().zip(found.iter_mut()) {
+            if slot.is_none() {
+                *slot = back.get(key).cloned();
+            }
+        }
+        found
     }
 
     /// Remembers `injection` for `key` unless a block is already there; returns the one in
@@ -93,140 +201,177 @@ impl Sticky {
     pub fn remember(
         &self,
         session_id: &str,
-        blocks: &SessionBlocks,
+        session: &SessionBlocks,
         key: &str,
         injection: Injection,
     ) -> Arc<Injection> {
-        let (kept, new) = blocks.insert_first(key, injection);
+        let (kept, new) = self.keep(session, key, injection);
         if new {
             self.store.save(session_id, key, &kept);
         }
         kept
     }
 
+    /// Keeps the first injection for `key` in memory; returns the one in force and whether
+    /// it is new. Trims the session, then all sessions, back under their limits.
+    fn keep(
+        &self,
+        session: &SessionBlocks,
+        key: &str,
+        injection: Injection,
+    ) -> (Arc<Injection>, bool) {
+        let now = self.tick();
+        let (kept, new, over_total) = {
+            let mut window = session.lock();
+            if let Some(existing) = window.blocks.get_mut(key) {
+                existing.used = now;
+                return (existing.injection.clone(), false);
+            }
+            let bytes = entry_bytes(key, &injection);
+            let injection = Arc::new(injection);
+            if window.detached {
+                return (injection, true);
+            }
+            window.blocks.insert(
+                key.to_string(),
+                Entry {
+                    injection: injection.clone(),
+                    used: now,
+                    bytes,
+                },
+            );
+            window.bytes += bytes;
+            let mut added = (1_isize, bytes as isize);
+            if window.blocks.len() > self.limits.session_blocks
+                || window.bytes > self.limits.session_bytes
+            {
+                let (n, b) = trim_window(&mut window, &self.limits);
+                added = (added.0 - n as isize, added.1 - b as isize);
+            }
+            self.count(added);
+            let over = self.bytes.load(Ordering::Relaxed) > self.limits.total_bytes;
+            (injection, true, over)
+        };
+        if over_total {
+            let keep = low_water(self.limits.total_bytes);
+            let mut sessions = self.lock_sessions();
+            self.evict_sessions(&mut sessions, Some(session), |_, bytes| bytes <= keep);
+        }
+        (kept, new)
+    }
+
+    fn count(&self, (blocks, bytes): (isize, isize)) {
+        add_signed(&self.blocks, blocks);
+        add_signed(&self.bytes, bytes);
+    }
+
     /// Drops a session's blocks from memory once it ended; the store keeps them, so a
     /// conversation resumed later still gets its blocks back.
     pub fn forget(&self, session_id: &str) {
-        self.sessions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(session_id);
+        let removed = self.lock_sessions().remove(session_id);
+        if let Some(session) = removed {
+            self.detach(&session);
+        }
+    }
+
+    /// Stops counting a session that left the map.
+    fn detach(&self, session: &SessionBlocks) {
+        let mut window = session.lock();
+        window.detached = true;
+        let freed = (window.blocks.len(), window.bytes);
+        window.blocks = HashMap::new();
+        window.bytes = 0;
+        drop(window);
+        self.count((-(freed.0 as isize), -(freed.1 as isize)));
+    }
+
+    /// Drops least recently used sessions until `enough(sessions left, bytes left)`; the
+    /// most recently used one and `spare` (the session being served) always stay.
+    fn evict_sessions(
+        &self,
+        sessions: &mut HashMap<String, Arc<SessionBlocks>>,
+        spare: Option<&SessionBlocks>,
+        enough: impl Fn(usize, usize) -> bool,
+    ) {
+        let mut by_age: Vec<(u64, String)> = sessions
+            .iter()
+            .filter(|(_, s)| spare.is_none_or(|spare| !std::ptr::eq(Arc::as_ptr(s), spare)))
+            .map(|(id, s)| (s.last_used.load(Ordering::Relaxed), id.clone()))
+            .collect();
+        by_age.sort_unstable();
+        by_age.pop();
+        for (_, id) in by_age {
+            if enough(sessions.len(), self.bytes.load(Ordering::Relaxed)) {
+                break;
+            }
+            if let Some(session) = sessions.remove(&id) {
+                self.detach(&session);
+            }
+        }
     }
 
     pub fn open_sessions(&self) -> usize {
-        self.sessions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .len()
+        self.lock_sessions().len()
+    }
+
+    /// Blocks held in memory across all sessions.
+    pub fn blocks_in_memory(&self) -> usize {
+        self.blocks.load(Ordering::Relaxed)
+    }
+
+    /// Bytes of blocks held in memory across all sessions (estimated).
+    pub fn bytes_in_memory(&self) -> usize {
+        self.bytes.load(Ordering::Relaxed)
+    }
+
+    pub fn limits(&self) -> Limits {
+        self.limits
     }
 }
 
-/// Sessions dropped from memory at once when it is full: one scan per this many new
-/// sessions instead of one per session.
-const EVICT_BATCH: usize = MAX_SESSIONS / 8;
+fn entry_bytes(key: &str, injection: &Injection) -> usize {
+    key.len()
+        + injection.block.len()
+        + injection.skills.iter().map(String::len).sum::<usize>()
+        + ENTRY_OVERHEAD
+}
 
-/// Drops the [`EVICT_BATCH`] least recently used sessions: a linear selection, run once per
-/// batch of new sessions, cheaper than keeping an ordered structure up to date every turn.
-fn evict_least_recent(sessions: &mut HashMap<String, Arc<SessionBlocks>>) {
-    let mut by_age: Vec<(u64, &String)> = sessions
+fn add_signed(counter: &AtomicUsize, delta: isize) {
+    if delta >= 0 {
+        counter.fetch_add(delta.unsigned_abs(), Ordering::Relaxed);
+    } else {
+        counter.fetch_sub(delta.unsigned_abs(), Ordering::Relaxed);
+    }
+}
+
+/// Drops the session's least recently used blocks until both its limits are back at their
+/// low water marks; returns how many blocks and bytes left memory.
+fn trim_window(window: &mut Window, limits: &Limits) -> (usize, usize) {
+    let (max_n, max_bytes) = (
+        low_water(limits.session_blocks),
+        low_water(limits.session_bytes),
+    );
+    let mut by_age: Vec<(u64, String)> = window
+        .blocks
         .iter()
-        .map(|(id, b)| (b.last_used.load(Ordering::Relaxed), id))
+        .map(|(k, e)| (e.used, k.clone()))
         .collect();
-    let n = EVICT_BATCH.min(by_age.len());
-    if n == 0 {
-        return;
+    by_age.sort_unstable();
+    // The newest block always stays, whatever its size.
+    by_age.pop();
+    let (mut n, mut bytes) = (0, 0);
+    for (_, key) in by_age {
+        if window.blocks.len() <= max_n && window.bytes <= max_bytes {
+            break;
+        }
+        if let Some(e) = window.blocks.remove(&key) {
+            window.bytes -= e.bytes;
+            n += 1;
+            bytes += e.bytes;
+        }
     }
-    by_age.select_nth_unstable(n - 1);
-    let oldest: Vec<String> = by_age[..n].iter().map(|(_, id)| (*id).clone()).collect();
-    for id in oldest {
-        sessions.remove(&id);
-    }
+    (n, bytes)
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::seams::BoxFuture;
-
-    #[derive(Default)]
-    struct Recorded(Mutex<Vec<(String, String, String)>>);
-
-    impl StickyStore for Recorded {
-        fn load<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Vec<(String, Injection)>> {
-            let rows: Vec<_> = self
-                .0
-                .lock()
-                .unwrap()
-                .iter()
-                .filter(|(s, _, _)| s == session_id)
-                .map(|(_, k, b)| {
-                    (
-                        k.clone(),
-                        Injection {
-                            block: b.clone(),
-                            skills: vec![],
-                        },
-                    )
-                })
-                .collect();
-            Box::pin(async move { rows })
-        }
-        fn save(&self, session_id: &str, key: &str, injection: &Injection) {
-            self.0
-                .lock()
-                .unwrap()
-                .push((session_id.into(), key.into(), injection.block.clone()));
-        }
-    }
-
-    fn inj(b: &str) -> Injection {
-        Injection {
-            block: b.into(),
-            skills: vec![],
-        }
-    }
-
-    #[tokio::test]
-    async fn first_block_wins_and_survives_forgetting() {
-        let store = Arc::new(Recorded::default());
-        let sticky = Sticky::new(store.clone());
-        let s = sticky.session("s1").await;
-        assert_eq!(sticky.remember("s1", &s, "k", inj("A")).block, "A");
-        assert_eq!(sticky.remember("s1", &s, "k", inj("B")).block, "A");
-        assert_eq!(store.0.lock().unwrap().len(), 1, "only the first is saved");
-
-        sticky.forget("s1");
-        assert_eq!(sticky.open_sessions(), 0);
-        let again = sticky.session("s1").await;
-        assert_eq!(
-            again.get("k").unwrap().block,
-            "A",
-            "reloaded from the store"
-        );
-        assert!(sticky.session("s2").await.get("k").is_none());
-    }
-
-    #[tokio::test]
-    async fn memory_keeps_the_most_recent_sessions_and_the_store_the_rest() {
-        let store = Arc::new(Recorded::default());
-        let sticky = Sticky::new(store.clone());
-        let first = sticky.session("s0").await;
-        sticky.remember("s0", &first, "k", inj("A"));
-        for i in 1..=MAX_SESSIONS {
-            sticky.session(&format!("s{i}")).await;
-        }
-        // s0 was the least recently used, so it left memory with the oldest batch; its block
-        // comes back from the store.
-        assert_eq!(sticky.open_sessions(), MAX_SESSIONS - EVICT_BATCH + 1);
-        assert!(sticky.sessions.lock().unwrap().get("s0").is_none());
-        assert!(
-            sticky
-                .sessions
-                .lock()
-                .unwrap()
-                .get(&format!("s{MAX_SESSIONS}"))
-                .is_some()
-        );
-        assert_eq!(sticky.session("s0").await.get("k").unwrap().block, "A");
-    }
-}
+mod tests;
