@@ -1,6 +1,7 @@
 //! Open sessions in memory, their lifecycle events, and the idle sweeper.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime};
 
@@ -12,6 +13,14 @@ use tokio_util::sync::CancellationToken;
 
 use crate::seams::{EndReason, SessionEvent, TurnSink, TurnType};
 
+/// Sessions open at once. Beyond this, a new session ends the one silent the longest, as
+/// its idle timeout would have: a client that opens a conversation per request cannot grow
+/// this map (and the per-session counters that live until a session ends) without bound.
+pub const MAX_OPEN: usize = 10_000;
+
+/// After this long without a request, the memory the last burst freed is given back.
+const QUIET: Duration = Duration::from_secs(10);
+
 struct Open {
     scope: String,
     last_seen: Instant,
@@ -22,6 +31,9 @@ struct Open {
 /// with the turns) and to a broadcast channel for other subscribers (memory, skills).
 pub struct Sessions {
     open: Mutex<HashMap<String, Open>>,
+    max_open: usize,
+    /// Requests noted so far, so the sweeper can tell when the proxy went quiet.
+    touches: AtomicU64,
     events: broadcast::Sender<SessionEvent>,
     sink: Arc<dyn TurnSink>,
     idle_timeout: Duration,
@@ -29,9 +41,15 @@ pub struct Sessions {
 
 impl Sessions {
     pub fn new(sink: Arc<dyn TurnSink>, idle_timeout: Duration) -> Self {
+        Self::with_max_open(sink, idle_timeout, MAX_OPEN)
+    }
+
+    pub fn with_max_open(sink: Arc<dyn TurnSink>, idle_timeout: Duration, max_open: usize) -> Self {
         let (events, _) = broadcast::channel(1024);
         Sessions {
             open: Mutex::new(HashMap::new()),
+            max_open: max_open.max(1),
+            touches: AtomicU64::new(0),
             events,
             sink,
             idle_timeout,
@@ -48,7 +66,8 @@ impl Sessions {
 
     /// Notes a request; starts the session if it is new.
     pub fn touch(&self, id: &str, scope: &str, turn_type: TurnType) {
-        let started = {
+        self.touches.fetch_add(1, Ordering::Relaxed);
+        let (started, displaced) = {
             let mut open = self.lock();
             let now = Instant::now();
             match open.get_mut(id) {
@@ -57,9 +76,14 @@ impl Sessions {
                     if turn_type == TurnType::Main {
                         s.main_turns += 1;
                     }
-                    false
+                    (false, None)
                 }
                 None => {
+                    let displaced = if open.len() >= self.max_open {
+                        least_recently_seen(&open).and_then(|old| open.remove_entry(&old))
+                    } else {
+                        None
+                    };
                     open.insert(
                         id.to_string(),
                         Open {
@@ -68,10 +92,13 @@ impl Sessions {
                             main_turns: u32::from(turn_type == TurnType::Main),
                         },
                     );
-                    true
+                    (true, displaced)
                 }
             }
         };
+        if let Some((old_id, old)) = displaced {
+            self.emit_ended(old_id, old, EndReason::Idle);
+        }
         if started {
             self.emit(SessionEvent::Started {
                 session_id: id.to_string(),
@@ -117,13 +144,18 @@ impl Sessions {
         }
     }
 
-    /// Runs the idle sweeper until cancelled.
+    /// Runs the idle sweeper until cancelled. Once the proxy has been quiet for [`QUIET`]
+    /// after serving requests, it also gives the memory they freed back to the system.
     pub async fn run_sweeper(self: Arc<Self>, cancel: CancellationToken) {
         // Check often enough that a session ends within a quarter of its timeout.
         let period =
             (self.idle_timeout / 4).clamp(Duration::from_millis(20), Duration::from_secs(30));
         let mut tick = tokio::time::interval(period);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut quiet = tokio::time::interval(QUIET);
+        quiet.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut seen = 0;
+        let mut released = true;
         loop {
             tokio::select! {
                 _ = cancel.cancelled() => return,
@@ -131,6 +163,15 @@ impl Sessions {
                     let ended = self.sweep(Instant::now());
                     if ended > 0 {
                         tracing::info!(ended, "idle sessions ended");
+                    }
+                }
+                _ = quiet.tick() => {
+                    let now = self.touches.load(Ordering::Relaxed);
+                    if now != seen {
+                        (seen, released) = (now, false);
+                    } else if !released {
+                        released = true;
+                        release_freed_memory();
                     }
                 }
             }
@@ -157,6 +198,34 @@ impl Sessions {
         // A panic while holding this lock cannot leave the map half-updated, so keep serving.
         self.open.lock().unwrap_or_else(PoisonError::into_inner)
     }
+}
+
+/// Gives the system back the memory the allocator holds free. glibc keeps what the threads
+/// freed in their arenas for reuse, so after a burst of large requests (or a background job
+/// that read many turns) tens of MB stay resident though nothing uses them; `malloc_trim`
+/// returns every arena's free pages. Declared here rather than through a crate: the proxy
+/// needs this one call, and it takes no pointers.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn release_freed_memory() {
+    #[allow(unsafe_code)]
+    // SAFETY: the declaration matches glibc's `int malloc_trim(size_t pad)`, which takes no
+    // pointers and only rearranges glibc's own free lists under their locks.
+    unsafe extern "C" {
+        safe fn malloc_trim(pad: usize) -> std::ffi::c_int;
+    }
+    let released = malloc_trim(0) == 1;
+    tracing::debug!(released, "freed memory given back to the system");
+}
+
+/// Other allocators (musl, macOS, Windows) give free memory back themselves.
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn release_freed_memory() {}
+
+/// The open session silent the longest: a linear scan, run only when the map is full.
+fn least_recently_seen(open: &HashMap<String, Open>) -> Option<String> {
+    open.iter()
+        .min_by_key(|(_, s)| s.last_seen)
+        .map(|(id, _)| id.clone())
 }
 
 #[cfg(test)]
@@ -218,6 +287,36 @@ mod tests {
                 reason: EndReason::Idle,
                 ..
             })
+        ));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_full_registry_ends_the_session_silent_the_longest() {
+        let sink = Arc::new(Events::default());
+        let s = Sessions::with_max_open(sink.clone(), Duration::from_secs(60), 3);
+        for id in ["a", "b", "c"] {
+            s.touch(id, "d", TurnType::Main);
+            tokio::time::advance(Duration::from_secs(1)).await;
+        }
+        // "a" spoke again, so "b" is now the one silent the longest.
+        s.touch("a", "d", TurnType::Main);
+        s.touch("new", "d", TurnType::Main);
+        assert_eq!(s.open_count(), 3);
+        let ev = sink.0.lock().unwrap().clone();
+        let ended: Vec<_> = ev
+            .iter()
+            .filter_map(|e| match e {
+                SessionEvent::Ended {
+                    session_id, reason, ..
+                } => Some((session_id.clone(), *reason)),
+                SessionEvent::Started { .. } => None,
+            })
+            .collect();
+        assert_eq!(ended, vec![("b".to_string(), EndReason::Idle)]);
+        // Ended before the new one started, like an idle timeout between the two.
+        assert!(matches!(
+            ev.last(),
+            Some(SessionEvent::Started { session_id, .. }) if session_id == "new"
         ));
     }
 
