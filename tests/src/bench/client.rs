@@ -39,7 +39,7 @@ pub enum Workload {
 }
 
 /// Questions an agent's user might ask, most of them matching a built-in skill.
-const QUESTIONS: &[&str] = &[
+pub const QUESTIONS: &[&str] = &[
     "My pytest suite fails with an ImportError after I renamed a module. How do I debug it?",
     "Write a bash script that renames every .jpeg file in a folder to .jpg safely.",
     "Review this pull request for security problems: it builds SQL from user input.",
@@ -127,8 +127,14 @@ impl Conn {
 
     /// Sends one request and reads the whole response, checking it is a complete success.
     pub async fn call(&mut self, target: &Target) -> Result<Sample> {
-        self.sender.ready().await?;
         let req = target.request()?;
+        self.send(req, target.stream).await
+    }
+
+    /// Sends a prepared request; `stream` says whether the reply must be a finished SSE
+    /// stream.
+    pub async fn send(&mut self, req: Request<Full<Bytes>>, stream: bool) -> Result<Sample> {
+        self.sender.ready().await?;
         let start = Instant::now();
         let resp = self.sender.send_request(req).await?;
         let status = resp.status();
@@ -148,7 +154,7 @@ impl Conn {
                 continue;
             };
             total += data.len();
-            if target.stream && ttft.is_none() {
+            if stream && ttft.is_none() {
                 head.extend_from_slice(&data[..data.len().min(64)]);
                 if contains(&head, b"data:") {
                     ttft = Some(start.elapsed());
@@ -163,7 +169,7 @@ impl Conn {
         if !status.is_success() {
             bail!("HTTP {status}");
         }
-        if target.stream && !contains(&tail, b"data: [DONE]") {
+        if stream && !contains(&tail, b"data: [DONE]") {
             bail!("stream ended without data: [DONE] ({total} bytes)");
         }
         if total == 0 {
@@ -179,6 +185,23 @@ impl Conn {
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+/// A non-streaming OpenAI chat request for `session`, with `body` as its JSON.
+pub fn chat(
+    addr: SocketAddr,
+    bearer: &str,
+    session: &str,
+    body: String,
+) -> Result<Request<Full<Bytes>>> {
+    Ok(Request::builder()
+        .method(Method::POST)
+        .uri("/v1/chat/completions")
+        .header(header::HOST, addr.to_string())
+        .header(header::AUTHORIZATION, format!("Bearer {bearer}"))
+        .header(header::CONTENT_TYPE, "application/json")
+        .header("x-session-id", session)
+        .body(Full::new(Bytes::from(body)))?)
 }
 
 /// A one-off GET returning status and body, for readiness checks.

@@ -2,8 +2,10 @@
 //! fake upstream with the same requests sent through the proxy.
 
 pub mod client;
+pub mod conversation;
 pub mod load;
 pub mod procs;
 pub mod report;
 pub mod rss;
+pub mod soak;
 pub mod stats;

@@ -78,7 +78,7 @@ pub struct Proxy {
     pub addr: SocketAddr,
     pub log: PathBuf,
     /// Removed on drop, after the guard (field order) has killed the process.
-    _home: tempfile::TempDir,
+    home_dir: tempfile::TempDir,
 }
 
 pub struct ProxySpec<'a> {
@@ -88,6 +88,8 @@ pub struct ProxySpec<'a> {
     pub proxy_key: &'a str,
     /// YAML appended to the proxy's config (e.g. `skills:\n  enabled: false\n`).
     pub extra_config: &'a str,
+    /// Extra environment of the proxy (e.g. allocator settings being compared).
+    pub env: &'a [(String, String)],
 }
 
 pub async fn start_proxy(spec: &ProxySpec<'_>, ready_within: Duration) -> Result<Proxy> {
@@ -106,6 +108,7 @@ pub async fn start_proxy(spec: &ProxySpec<'_>, ready_within: Duration) -> Result
         .env("METACLAW_SECRET_BACKEND", "file")
         .env("METACLAW_LLM_API_KEY", spec.upstream_key)
         .env("METACLAW_PROXY_API_KEY", spec.proxy_key)
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .stdout(log_file.try_clone()?)
         .stderr(log_file)
@@ -116,7 +119,7 @@ pub async fn start_proxy(spec: &ProxySpec<'_>, ready_within: Duration) -> Result
         guard: ChildGuard::new(child, "metaclaw"),
         addr: SocketAddr::from(([127, 0, 0, 1], port)),
         log,
-        _home: home,
+        home_dir: home,
     };
     if let Err(e) = wait_healthy(&mut proxy, ready_within).await {
         bail!("{e:#}\n--- proxy log (tail) ---\n{}", log_tail(&proxy.log));
@@ -144,6 +147,13 @@ async fn wait_healthy(proxy: &mut Proxy, within: Duration) -> Result<()> {
             bail!("proxy not healthy within {within:?}: last answer: {last}");
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+impl Proxy {
+    /// The proxy's `METACLAW_HOME`.
+    pub fn home(&self) -> &Path {
+        self.home_dir.path()
     }
 }
 

@@ -142,6 +142,7 @@ async fn run(args: &Args) -> Result<Report> {
             upstream_key: UPSTREAM_KEY,
             proxy_key: PROXY_KEY,
             extra_config: "",
+            env: &[],
         };
         Some(
             procs::start_proxy(&spec, Duration::from_secs(30))
@@ -220,6 +221,7 @@ async fn run(args: &Args) -> Result<Report> {
                 upstream_key: UPSTREAM_KEY,
                 proxy_key: PROXY_KEY,
                 extra_config: "skills:\n  enabled: false\n",
+                env: &[],
             };
             let off = procs::start_proxy(&spec, Duration::from_secs(30))
                 .await

@@ -1,0 +1,281 @@
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+//! Soak: does MetaClaw's memory stay bounded over hundreds of thousands of turns?
+//!
+//! Starts `fake-upstream --fast` and the release `metaclaw` (memory and skills on) on
+//! 127.0.0.1, then sends `--turns` turns in one session and `--turns` more spread over
+//! `--sessions` sessions, each request shaped like a real client's (system prompt, the last
+//! `--history` exchanges, one new user message, so every turn gets a fresh block and the
+//! resent messages get theirs back). Prints the proxy's RSS at the start, every
+//! `--report-every` turns and after `--idle` seconds without requests, and whether growth
+//! and idle memory met their targets. Stops by itself (`--time-limit`).
+//!
+//! `cargo build --release -p metaclaw -p metaclaw-e2e && target/release/soak [--turns N]`
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use clap::Parser;
+use metaclaw_e2e::bench::client::{self, Conn};
+use metaclaw_e2e::bench::conversation::request_body;
+use metaclaw_e2e::bench::procs::{self, Proxy, ProxySpec};
+use metaclaw_e2e::bench::rss::PeakRss;
+use metaclaw_e2e::bench::soak::{Progress, Verdict, table};
+
+const UPSTREAM_KEY: &str = "sk-soak-upstream";
+const PROXY_KEY: &str = "mc-soak-proxy";
+/// A run stops early once this many requests failed: something is broken, not leaking.
+const MAX_ERRORS: u64 = 100;
+
+#[derive(Parser, Debug)]
+#[command(about = "Soak the MetaClaw proxy: RSS over many turns against the fast fake upstream")]
+struct Args {
+    /// The proxy binary; defaults to `metaclaw` next to this binary.
+    #[arg(long)]
+    metaclaw: Option<PathBuf>,
+    /// The fake upstream binary; defaults to `fake-upstream` next to this binary.
+    #[arg(long)]
+    fake: Option<PathBuf>,
+    /// Turns in each phase: one session, then spread over `--sessions`.
+    #[arg(long, default_value_t = 200_000)]
+    turns: u64,
+    /// Sessions of the second phase.
+    #[arg(long, default_value_t = 20_000)]
+    sessions: u64,
+    /// Earlier exchanges (user + assistant) each request resends.
+    #[arg(long, default_value_t = 4)]
+    history: u64,
+    /// Connections of the second phase, each running its share of the sessions.
+    #[arg(long, default_value_t = 4)]
+    concurrency: u64,
+    /// A checkpoint every this many turns.
+    #[arg(long, default_value_t = 50_000)]
+    report_every: u64,
+    /// Seconds without requests before the last reading.
+    #[arg(long, default_value_t = 60)]
+    idle: u64,
+    /// Hard limit for the whole run, in seconds.
+    #[arg(long, default_value_t = 3600)]
+    time_limit: u64,
+    /// Memory off, to see what it costs (on by default, as users have it).
+    #[arg(long)]
+    no_memory: bool,
+    /// Skills off, to see what they cost (on by default, as users have them).
+    #[arg(long)]
+    no_skills: bool,
+    /// Skill evolution off (`skills.auto_evolve: false`), to see what it costs.
+    #[arg(long)]
+    no_evolution: bool,
+    /// Memory extraction off (`memory.auto_extract: false`), to see what it costs.
+    #[arg(long)]
+    no_extraction: bool,
+    /// YAML appended to the proxy's config, other than `skills` and `memory` (e.g.
+    /// `session:\n  idle_timeout_minutes: 1\n`).
+    #[arg(long, default_value = "")]
+    extra_config: String,
+    /// Extra environment of the proxy, `KEY=VALUE` (repeatable): e.g. allocator settings.
+    #[arg(long = "proxy-env", value_parser = key_value)]
+    proxy_env: Vec<(String, String)>,
+    /// Also print the checkpoints and verdict as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("soak: cannot start runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let limit = Duration::from_secs(args.time_limit);
+    // Dropping `run` (time limit, Ctrl-C) drops the child guards, which kill the children.
+    let outcome = runtime.block_on(async {
+        tokio::select! {
+            r = tokio::time::timeout(limit, run(&args)) => {
+                r.unwrap_or_else(|_| Err(anyhow::anyhow!("time limit of {limit:?} exceeded")))
+            }
+            _ = tokio::signal::ctrl_c() => Err(anyhow::anyhow!("interrupted")),
+        }
+    });
+    match outcome {
+        Ok(ok) if ok => ExitCode::SUCCESS,
+        Ok(_) => ExitCode::from(1),
+        Err(e) => {
+            eprintln!("soak: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn key_value(s: &str) -> Result<(String, String), String> {
+    s.split_once('=')
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .ok_or_else(|| format!("expected KEY=VALUE, got {s:?}"))
+}
+
+fn sibling(name: &str) -> Result<PathBuf> {
+    Ok(std::env::current_exe()?.with_file_name(name))
+}
+
+async fn run(args: &Args) -> Result<bool> {
+    if args.turns == 0 || args.sessions == 0 || args.concurrency == 0 {
+        bail!("--turns, --sessions and --concurrency must be positive");
+    }
+    let fake_exe = args
+        .fake
+        .clone()
+        .map_or_else(|| sibling("fake-upstream"), Ok)?;
+    let (_fake, fake_addr) = procs::start_fake(&fake_exe, UPSTREAM_KEY).await?;
+    let proxy_exe = args
+        .metaclaw
+        .clone()
+        .map_or_else(|| sibling("metaclaw"), Ok)?;
+    // Written out so the run does not depend on the defaults.
+    let extra = format!(
+        "skills:\n  enabled: {}\n  auto_evolve: {}\nmemory:\n  enabled: {}\n  auto_extract: {}\n{}",
+        !args.no_skills,
+        !args.no_evolution,
+        !args.no_memory,
+        !args.no_extraction,
+        args.extra_config.replace("\\n", "\n")
+    );
+    let spec = ProxySpec {
+        exe: &proxy_exe,
+        upstream: fake_addr,
+        upstream_key: UPSTREAM_KEY,
+        proxy_key: PROXY_KEY,
+        extra_config: &extra,
+        env: &args.proxy_env,
+    };
+    let proxy = procs::start_proxy(&spec, Duration::from_secs(30))
+        .await
+        .context("the proxy did not start")?;
+    let pid = proxy.guard.pid().context("the proxy has no pid")?;
+    let progress = Arc::new(Progress::new(pid, proxy.addr, args.report_every));
+    let start = progress.checkpoint("start").await;
+    let peak = PeakRss::start(pid, Duration::from_millis(250));
+
+    let sessions = args.sessions.min(args.turns);
+    let per_session = args.turns / sessions;
+    println!(
+        "soak: {} turns in one session, then {} turns over {sessions} sessions ({per_session} each), {} earlier exchanges resent per request",
+        args.turns,
+        sessions * per_session,
+        args.history
+    );
+    one_session(&proxy, args, &progress).await?;
+    progress.checkpoint("one session done").await;
+    many_sessions(&proxy, args, sessions, per_session, &progress).await?;
+    progress.checkpoint("many sessions done").await;
+    let peak_kib = peak.finish().await;
+
+    tokio::time::sleep(Duration::from_secs(args.idle)).await;
+    let idle = progress
+        .checkpoint(&format!("after {} s idle", args.idle))
+        .await;
+    let db_mb =
+        std::fs::metadata(proxy.home().join("metaclaw.db")).map_or(0.0, |m| m.len() as f64 / 1e6);
+
+    let verdict = Verdict::new(start.rss_kib, peak_kib.max(start.rss_kib), idle.rss_kib);
+    let rows = progress.checkpoints();
+    let title = format!(
+        "MetaClaw soak: {} turns in {:.0} s, {} errors, database {db_mb:.0} MB",
+        progress.turns(),
+        progress.elapsed().as_secs_f64(),
+        progress.errors()
+    );
+    println!("{}", table(&title, &rows, &verdict));
+    if let Some(e) = progress.first_error() {
+        println!("first error: {e}");
+    }
+    if args.json {
+        let json = serde_json::json!({"checkpoints": rows, "verdict": verdict});
+        println!("{}", serde_json::to_string_pretty(&json)?);
+    }
+    Ok(verdict.ok() && progress.errors() == 0)
+}
+
+/// One conversation, one turn after another, as one agent session would send them.
+async fn one_session(proxy: &Proxy, args: &Args, progress: &Progress) -> Result<()> {
+    let mut conn = Conn::open(proxy.addr).await?;
+    for turn in 0..args.turns {
+        let body = request_body(0, turn, args.history);
+        let req = client::chat(proxy.addr, PROXY_KEY, "soak-long", body)?;
+        send(&mut conn, proxy, req, progress).await?;
+        progress.turn_done("one session").await;
+    }
+    Ok(())
+}
+
+/// `sessions` conversations of `per_session` turns, `--concurrency` at a time: each
+/// connection runs its share of the conversations one after another, as agents do; the
+/// finished ones stay open in MetaClaw until their idle timeout.
+async fn many_sessions(
+    proxy: &Proxy,
+    args: &Args,
+    sessions: u64,
+    per_session: u64,
+    progress: &Arc<Progress>,
+) -> Result<()> {
+    let mut tasks = Vec::new();
+    let step = usize::try_from(args.concurrency)?;
+    for w in 0..args.concurrency {
+        let (addr, history, progress) = (proxy.addr, args.history, progress.clone());
+        let mut conn = Conn::open(addr).await?;
+        tasks.push(tokio::spawn(async move {
+            for s in (w..sessions).step_by(step) {
+                let conversation = s + 1;
+                for turn in 0..per_session {
+                    let body = request_body(conversation, turn, history);
+                    let req = client::chat(addr, PROXY_KEY, &format!("soak-{s}"), body)?;
+                    send_to(&mut conn, addr, req, &progress).await?;
+                    progress.turn_done("many sessions").await;
+                }
+            }
+            Ok::<_, anyhow::Error>(())
+        }));
+    }
+    for t in tasks {
+        t.await??;
+    }
+    Ok(())
+}
+
+async fn send(
+    conn: &mut Conn,
+    proxy: &Proxy,
+    req: http::Request<http_body_util::Full<bytes::Bytes>>,
+    progress: &Progress,
+) -> Result<()> {
+    send_to(conn, proxy.addr, req, progress).await
+}
+
+/// Sends one turn; a failure is counted and the connection reopened, and too many stop
+/// the run.
+async fn send_to(
+    conn: &mut Conn,
+    addr: std::net::SocketAddr,
+    req: http::Request<http_body_util::Full<bytes::Bytes>>,
+    progress: &Progress,
+) -> Result<()> {
+    if let Err(e) = conn.send(req, false).await {
+        progress.failed(format!("{e:#}"));
+        if progress.errors() >= MAX_ERRORS {
+            bail!(
+                "{MAX_ERRORS} requests failed; first: {}",
+                progress.first_error().unwrap_or_default()
+            );
+        }
+        *conn = Conn::open(addr).await?;
+    }
+    Ok(())
+}
