@@ -524,8 +524,14 @@ pub fn status_with(opts: &Options, adapter: &dyn Adapter, env: &Env, backup_root
     }
 }
 
+/// Two base URLs of the same server: MetaClaw answers both protocols on one address, the
+/// OpenAI one under `/v1`, so a config switched between them still points at MetaClaw.
 fn same_base(a: &str, b: &str) -> bool {
-    a.trim_end_matches('/') == b.trim_end_matches('/')
+    let norm = |s: &str| {
+        let s = s.trim_end_matches('/');
+        s.strip_suffix("/v1").unwrap_or(s).to_owned()
+    };
+    norm(a) == norm(b)
 }
 
 /// The change `connect` would make to the agent's config.
@@ -972,6 +978,22 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::panic)]
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn either_protocols_base_of_metaclaw_is_metaclaw() {
+        assert!(same_base(
+            "http://127.0.0.1:30000/v1",
+            "http://127.0.0.1:30000"
+        ));
+        assert!(same_base(
+            "http://127.0.0.1:30000/v1/",
+            "http://127.0.0.1:30000/v1"
+        ));
+        assert!(!same_base(
+            "http://127.0.0.1:30000",
+            "http://127.0.0.1:30001/v1"
+        ));
+    }
 
     #[test]
     fn mask_keeps_a_recognisable_hint_only() {

@@ -30,6 +30,9 @@ pub struct Target {
     pub context_window: u32,
     /// Most tokens per reply advertised where the agent asks for it.
     pub max_tokens: u32,
+    /// The protocol MetaClaw's own upstream speaks (`llm.api`): offered to agents that can
+    /// speak either, so a request needs no translation on the way through.
+    pub prefer: Protocol,
 }
 
 impl Target {
@@ -41,6 +44,7 @@ impl Target {
             model: model.into(),
             context_window: 200_000,
             max_tokens: 8_192,
+            prefer: Protocol::OpenAi,
         }
     }
 

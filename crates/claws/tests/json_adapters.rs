@@ -219,6 +219,38 @@ fn openclaw_gets_a_provider_and_the_primary_model() {
 }
 
 #[test]
+fn openclaw_speaks_the_protocol_of_metaclaws_upstream_and_keeps_the_users_choice() {
+    let a = adapter("openclaw");
+    let edit = |doc: &mut dyn Doc, t: &Target| {
+        let edits = a.edits(doc, t).unwrap();
+        apply(doc, &edits).unwrap();
+    };
+    // llm.api is anthropic: OpenClaw is pointed at /v1/messages, nothing to translate.
+    let mut anthropic = target();
+    anthropic.prefer = Protocol::Anthropic;
+    let mut d = open(&fixture("openclaw/openclaw.json"));
+    edit(d.as_mut(), &anthropic);
+    let provider = d.get(&["models", "providers", "metaclaw"]).unwrap();
+    assert_eq!(provider["api"], "anthropic-messages");
+    assert_eq!(provider["baseUrl"], anthropic.anthropic_base);
+    let back = a.read_back(&*d).unwrap();
+    assert_eq!(
+        (back.protocol, back.base.as_str()),
+        (Protocol::Anthropic, anthropic.anthropic_base.as_str())
+    );
+
+    // A user who switched the metaclaw provider to the other protocol keeps it when
+    // MetaClaw reconnects at start (here with an OpenAI upstream).
+    edit(d.as_mut(), &target());
+    let provider = d.get(&["models", "providers", "metaclaw"]).unwrap();
+    assert_eq!(
+        provider["api"], "anthropic-messages",
+        "the user's choice was rewritten"
+    );
+    assert_eq!(provider["baseUrl"], target().anthropic_base);
+}
+
+#[test]
 fn openclaw_model_shorthand_becomes_the_object_form() {
     let out = round_trip_expecting("openclaw", "openclaw/shorthand.json5", wanted(), false);
     let d = open(&out);

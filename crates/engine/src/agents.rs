@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use metaclaw_claws::{
-    Adapter, ClawError, Connected, Endpoint, Preview, Status, Target, Verified, VerifyError,
-    adapters, driver,
+    Adapter, ClawError, Connected, Endpoint, Preview, Protocol, Status, Target, Verified,
+    VerifyError, adapters, driver,
 };
 
 /// What connect and disconnect report, for callers (the CLI) that do not depend on the
@@ -83,6 +83,10 @@ pub fn target(config: &Config, store: &SecretStore) -> Result<Target, AgentError
         openai_base: format!("http://{host}:{port}/v1"),
         anthropic_base: format!("http://{host}:{port}"),
         context_window,
+        prefer: match config.llm.api {
+            crate::config::LlmApi::Anthropic => Protocol::Anthropic,
+            crate::config::LlmApi::Openai => Protocol::OpenAi,
+        },
         ..Target::local(port, key.expose(), model)
     })
 }

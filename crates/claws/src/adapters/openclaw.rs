@@ -18,6 +18,8 @@ pub struct OpenClaw;
 const PROVIDER: &str = "metaclaw";
 const MODEL: [&str; 3] = ["agents", "defaults", "model"];
 const ALLOWLIST: [&str; 3] = ["agents", "defaults", "models"];
+const OPENAI_API: &str = "openai-completions";
+const ANTHROPIC_API: &str = "anthropic-messages";
 
 fn text(doc: &dyn Doc, path: &[&str]) -> Option<String> {
     match doc.get(path)? {
@@ -58,9 +60,21 @@ impl Adapter for OpenClaw {
     }
 
     fn edits(&self, doc: &dyn Doc, target: &Target) -> Result<Vec<Edit>, String> {
+        // OpenClaw speaks both protocols. A protocol the user already chose for the metaclaw
+        // provider is kept (a restart reconnects without undoing it); otherwise the one
+        // MetaClaw's upstream speaks, so nothing needs translating.
+        let protocol = match text(doc, &["models", "providers", PROVIDER, "api"]).as_deref() {
+            Some(ANTHROPIC_API) => Protocol::Anthropic,
+            Some(OPENAI_API) => Protocol::OpenAi,
+            _ => target.prefer,
+        };
+        let api = match protocol {
+            Protocol::Anthropic => ANTHROPIC_API,
+            Protocol::OpenAi => OPENAI_API,
+        };
         let provider = json!({
-            "api": "openai-completions",
-            "baseUrl": target.openai_base,
+            "api": api,
+            "baseUrl": target.base(protocol),
             "apiKey": target.api_key,
             "models": [{
                 "id": target.model,
@@ -103,7 +117,7 @@ impl Adapter for OpenClaw {
         let (provider, model) = primary.split_once('/')?;
         let base = text(doc, &["models", "providers", provider, "baseUrl"])?;
         let protocol = match text(doc, &["models", "providers", provider, "api"]).as_deref() {
-            Some("anthropic-messages") => Protocol::Anthropic,
+            Some(ANTHROPIC_API) => Protocol::Anthropic,
             _ => Protocol::OpenAi,
         };
         Some(Endpoint {
