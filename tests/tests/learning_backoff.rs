@@ -270,4 +270,24 @@ async fn after_the_bounded_attempts_memory_learns_through_the_rules() {
         d.chat("pref", &format!("and another turn ({i})")).await;
         i += 1;
     }
+
+    // Today's learning calls survive a restart.
+    let today = d.status()["learning_calls"]["today"]["calls"]
+        .as_u64()
+        .unwrap();
+    assert!(today >= 3, "{today}");
+    let stopped = d.home.run(&["stop"]);
+    assert!(stopped.status.success(), "{stopped:?}");
+    let mut again = d.home.cmd("file", &["start", "--daemon"]);
+    again.env(BACKOFF_ENV, "50");
+    let o = tokio::task::spawn_blocking(move || again.output().unwrap())
+        .await
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    let calls = &d.status()["learning_calls"];
+    let (now_today, this_run) = (
+        calls["today"]["calls"].as_u64().unwrap(),
+        calls["since_start"]["calls"].as_u64().unwrap(),
+    );
+    assert!(now_today - this_run >= today, "{calls}");
 }

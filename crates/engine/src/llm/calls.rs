@@ -3,9 +3,11 @@
 //! `usage` reported, since the engine started and for the current UTC day.
 //!
 //! One process-wide ledger: calls come from many workers (and from crates that only get a
-//! callback), and status reads them all at once. Kept in memory; a restart starts it again.
+//! callback), and status reads them all at once. Today's counts survive a restart: the
+//! recorder (the engine's writer) saves them with its batches and restores them at start.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 use serde::{Deserialize, Serialize};
@@ -90,6 +92,35 @@ impl Usage {
 }
 
 static LEDGER: Mutex<Option<LearningCalls>> = Mutex::new(None);
+/// Calls recorded since start, so a saver can tell whether anything changed.
+static RECORDED: AtomicU64 = AtomicU64::new(0);
+
+/// Calls recorded since start (changes whenever the ledger does).
+pub fn version() -> u64 {
+    RECORDED.load(Ordering::Relaxed)
+}
+
+/// What is saved to keep today's counts across a restart: the day and its counts.
+pub fn saved_today() -> String {
+    let now = snapshot();
+    serde_json::json!({"day": now.day, "today": now.today}).to_string()
+}
+
+/// Takes back today's counts saved by [`saved_today`] before a restart (another day's are
+/// ignored). Call once, at start.
+pub fn restore_today(saved: &str) {
+    #[derive(Deserialize)]
+    struct Saved {
+        day: String,
+        today: CallCounts,
+    }
+    let Ok(saved) = serde_json::from_str::<Saved>(saved) else {
+        return;
+    };
+    let mut guard = LEDGER.lock().unwrap_or_else(PoisonError::into_inner);
+    let ledger = guard.get_or_insert_with(LearningCalls::default);
+    ledger.restore(&today(), &saved.day, saved.today);
+}
 
 /// Counts one call. `ok` is false when no usable HTTP answer came back.
 pub fn record(purpose: Purpose, ok: bool, usage: Usage) {
@@ -98,6 +129,7 @@ pub fn record(purpose: Purpose, ok: bool, usage: Usage) {
         .unwrap_or_else(PoisonError::into_inner)
         .get_or_insert_with(LearningCalls::default)
         .record(&today(), purpose, ok, usage);
+    RECORDED.fetch_add(1, Ordering::Relaxed);
 }
 
 /// The ledger now (today's counts are zero once the day has changed).
@@ -111,6 +143,21 @@ pub fn snapshot() -> LearningCalls {
 }
 
 impl LearningCalls {
+    /// Adds `counts` saved on `day` to today's, when `day` is still today.
+    fn restore(&mut self, today: &str, day: &str, counts: CallCounts) {
+        if day != today {
+            return;
+        }
+        if self.day != today {
+            self.day = today.to_owned();
+            self.today = CallCounts::default();
+        }
+        self.today.calls += counts.calls;
+        self.today.failed += counts.failed;
+        self.today.input_tokens += counts.input_tokens;
+        self.today.output_tokens += counts.output_tokens;
+    }
+
     fn record(&mut self, day: &str, purpose: Purpose, ok: bool, usage: Usage) {
         if self.day != day {
             self.day = day.to_owned();
@@ -186,6 +233,28 @@ mod tests {
         let later = ledger.for_day("2026-01-03");
         assert_eq!(later.today, CallCounts::default());
         assert_eq!(later.since_start.calls, 4);
+    }
+
+    #[test]
+    fn only_todays_saved_counts_come_back() {
+        let saved = CallCounts {
+            calls: 5,
+            failed: 1,
+            input_tokens: 100,
+            output_tokens: 20,
+        };
+        let mut ledger = LearningCalls::default();
+        ledger.restore("2026-01-02", "2026-01-01", saved);
+        assert_eq!(
+            ledger.today,
+            CallCounts::default(),
+            "yesterday's are not today's"
+        );
+        ledger.restore("2026-01-02", "2026-01-02", saved);
+        ledger.record("2026-01-02", Purpose::Extraction, true, Usage::default());
+        assert_eq!(ledger.today.calls, 6);
+        assert_eq!(ledger.today.input_tokens, 100);
+        assert_eq!(ledger.since_start.calls, 1, "since start is this run's");
     }
 
     #[test]

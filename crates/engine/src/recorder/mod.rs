@@ -69,6 +69,9 @@ pub fn start(
     capacity: usize,
 ) -> Result<(RecorderHandle, RecorderWorker), RecorderError> {
     let store = Store::open(db_path)?;
+    if let Ok(Some(saved)) = store.state_get(worker::LEARNING_CALLS_KEY) {
+        crate::llm::calls::restore_today(&saved);
+    }
     let (handle, queue) = handle::channel(capacity);
     let file = worker::DbFile::of(db_path);
     let worker = RecorderWorker::spawn(store, queue, handle.clone(), file)?;

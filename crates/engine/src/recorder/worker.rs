@@ -13,6 +13,9 @@ use super::convert::{new_turn, unix_ms};
 use super::handle::RecorderHandle;
 use super::{Message, RecorderError};
 
+/// Where today's learning calls are kept across a restart (see `llm::calls`).
+pub(super) const LEARNING_CALLS_KEY: &str = "learning_calls.today";
+
 /// Most messages taken from the queue per transaction.
 const MAX_BATCH: usize = 256;
 
@@ -129,6 +132,7 @@ fn run(
         file,
         ..Pending::default()
     };
+    let mut calls_saved = crate::llm::calls::version();
     while let Ok(first) = queue.recv() {
         // Linger briefly so a busy proxy's turns share one transaction instead of paying a
         // commit each; flushes and shutdown are still answered at once.
@@ -158,6 +162,7 @@ fn run(
                 }
                 Message::Shutdown => {
                     pending.write(&mut store, handle);
+                    save_learning_calls(&mut store, &mut calls_saved);
                     tracing::debug!("recorder stopped");
                     return;
                 }
@@ -170,6 +175,20 @@ fn run(
                 .ok();
         }
         pending.write(&mut store, handle);
+        save_learning_calls(&mut store, &mut calls_saved);
+    }
+}
+
+/// The engine's one writer also keeps today's learning calls, when they changed: one small
+/// row, written after a batch of turns and at shutdown.
+fn save_learning_calls(store: &mut Store, saved: &mut u64) {
+    let now = crate::llm::calls::version();
+    if now == *saved {
+        return;
+    }
+    match store.state_set(LEARNING_CALLS_KEY, &crate::llm::calls::saved_today()) {
+        Ok(()) => *saved = now,
+        Err(e) => tracing::debug!(error = %e, "today's learning calls not saved"),
     }
 }
 
