@@ -46,7 +46,8 @@ pub enum Decision {
 pub struct JobHealth {
     /// `skill_evolution`, `memory_extraction`, `rl_trainer`.
     pub job: String,
-    /// Failed attempts since start.
+    /// Failed attempts since start (`rl_trainer`: 1 while its last error stands; the
+    /// trainer keeps its own retries).
     pub failures: u64,
     /// Failures in a row, over every session; 0 once a call succeeds.
     pub failing_in_a_row: u32,
