@@ -22,6 +22,9 @@ if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
 fi
 "$venv/bin/pip" install -q --disable-pip-version-check -r tests/python/requirements.txt
+# The real agents (OpenClaw, Claude Code) the end-to-end tests drive, pinned, from npm.
+METACLAW_AGENTS_DIR="$(bash scripts/agents.sh | tail -n 1)"
+export METACLAW_AGENTS_DIR
 
 export METACLAW_TEST_KEYCHAIN=1
 export METACLAW_BIN="$PWD/target/debug/metaclaw"

@@ -2,6 +2,8 @@
 //! script) must not disturb the running engine: SQLite's own locks protect the write-ahead
 //! log only while the engine holds them, so nothing in the engine may drop them.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] fns
+
 mod common;
 
 use std::time::Duration;
@@ -15,7 +17,7 @@ async fn turn(client: &reqwest::Client, base: &str, n: usize) {
         .post(format!("{base}/v1/chat/completions"))
         .bearer_auth(PROXY_KEY)
         .header("x-session-id", format!("reader-{}", n % 3))
-        .json(&json!({"model":"m","stream": n % 2 == 0,
+        .json(&json!({"model":"m","stream": n.is_multiple_of(2),
             "messages":[{"role":"user","content":format!("question number {n}")}]}))
         .send()
         .await

@@ -31,7 +31,14 @@ async fn setup(every_n: u32, timeout_secs: u32) -> Setup {
         chat.base_url_openai(),
         evolver.base_url_openai()
     ));
-    home.start_daemon().await;
+    // A failed evolution backs off before the next try; a short first step keeps the
+    // broken-evolver test from waiting the default 30 s for its held trigger.
+    let mut start = home.cmd("file", &["start", "--daemon"]);
+    start.env("METACLAW_LEARNING_BACKOFF_MS", "200");
+    let o = tokio::task::spawn_blocking(move || start.output().unwrap())
+        .await
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
     let token = home.admin_token();
     Setup {
         chat,
