@@ -100,6 +100,19 @@ impl Progress {
             blocks_in_memory: gauge("metaclaw_sticky_blocks_in_memory"),
             recorder_queue: gauge("metaclaw_recorder_queue_depth"),
         };
+        // As it happens, so a run cut short by its time limit still shows its trend.
+        #[allow(clippy::print_stderr)]
+        {
+            eprintln!(
+                "soak: {:<20} {:>8} turns {:>6.0} s  RSS {:>8.1} MB  blocks in memory {}  recorder queue {}",
+                c.label,
+                c.turns,
+                c.elapsed_s,
+                mb(c.rss_kib),
+                opt(c.blocks_in_memory),
+                opt(c.recorder_queue)
+            );
+        }
         self.checkpoints
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
