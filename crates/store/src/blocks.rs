@@ -98,3 +98,47 @@ impl Store {
         Ok(removed)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn block(session: &str, key: &str, text: &str) -> NewBlock {
+        NewBlock {
+            session_id: session.into(),
+            message_key: key.into(),
+            block: text.into(),
+            at_ms: 1,
+        }
+    }
+
+    #[test]
+    fn blocks_are_read_back_for_exactly_the_keys_asked() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("m.db")).unwrap();
+        store
+            .put_injected_blocks(&[
+                block("s", "a", "block a"),
+                block("s", "b", "block b"),
+                block("t", "a", "other session"),
+            ])
+            .unwrap();
+        let keys = ["b".to_string(), "missing".to_string(), "a".to_string()];
+        assert_eq!(
+            store.injected_blocks_for("s", &keys).unwrap(),
+            vec![
+                ("b".to_string(), "block b".to_string()),
+                ("a".to_string(), "block a".to_string())
+            ]
+        );
+        assert!(store.injected_blocks_for("u", &keys).unwrap().is_empty());
+        let mut pairs = Vec::new();
+        store
+            .each_injected_block_key(|s, k| pairs.push(format!("{s}/{k}")))
+            .unwrap();
+        pairs.sort();
+        assert_eq!(pairs, ["s/a", "s/b", "t/a"]);
+    }
+}
