@@ -59,6 +59,9 @@ struct Args {
     /// Hard limit for the whole run, in seconds.
     #[arg(long, default_value_t = 3600)]
     time_limit: u64,
+    /// Only the one-session phase.
+    #[arg(long)]
+    one_session_only: bool,
     /// Memory off, to see what it costs (on by default, as users have it).
     #[arg(long)]
     no_memory: bool,
@@ -174,8 +177,10 @@ async fn run(args: &Args) -> Result<bool> {
     );
     one_session(&proxy, args, &progress).await?;
     progress.checkpoint("one session done").await;
-    many_sessions(&proxy, args, sessions, per_session, &progress).await?;
-    progress.checkpoint("many sessions done").await;
+    if !args.one_session_only {
+        many_sessions(&proxy, args, sessions, per_session, &progress).await?;
+        progress.checkpoint("many sessions done").await;
+    }
     let peak_kib = peak.finish().await;
 
     tokio::time::sleep(Duration::from_secs(args.idle)).await;
