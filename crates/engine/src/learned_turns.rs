@@ -15,10 +15,11 @@ pub fn after_mark(store: &Store, job: &str, session: &str) -> Result<Vec<TurnRow
         .state_get(&mark_key(job, session))
         .map_err(|e| e.to_string())?
         .and_then(|v| v.parse().ok());
-    let turns = store.session_turns(session).map_err(|e| e.to_string())?;
+    let turns = store
+        .session_turns_after(session, done)
+        .map_err(|e| e.to_string())?;
     Ok(turns
         .into_iter()
-        .filter(|t| done.is_none_or(|d| t.turn_index > d))
         // A turn with an error (a stream cut short, a client gone) holds a partial reply:
         // nothing to learn from, even when its status was 200.
         .filter(|t| t.turn_type == "main" && (200..300).contains(&t.status) && t.error.is_none())
@@ -111,5 +112,15 @@ mod tests {
             .map(|t| t.created_at_ms)
             .collect();
         assert_eq!(kept, [1, 4]);
+        // Past the mark (turn index 0 learned from), only newer turns are read.
+        store
+            .state_set(&mark_key("memory.extracted_through", "s"), "0")
+            .unwrap();
+        let after: Vec<u64> = after_mark(&store, "memory.extracted_through", "s")
+            .unwrap()
+            .iter()
+            .map(|t| t.turn_index)
+            .collect();
+        assert_eq!(after, [3]);
     }
 }

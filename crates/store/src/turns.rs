@@ -93,6 +93,24 @@ impl Store {
     }
 
     /// All turns of one session, in order.
+    /// A session's turns after `after` (its turn index), oldest first; all of them for `None`.
+    /// Learning jobs read only what they have not learned from yet, so a long session does
+    /// not load its whole history on every trigger.
+    pub fn session_turns_after(
+        &self,
+        session_id: &str,
+        after: Option<u64>,
+    ) -> Result<Vec<TurnRow>, StoreError> {
+        let sql = format!(
+            "SELECT {ROW_COLUMNS} FROM turns WHERE session_id = ?1 AND turn_index > ?2
+             ORDER BY turn_index"
+        );
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let after = after.map_or(-1, |a| i64::try_from(a).unwrap_or(i64::MAX));
+        let rows = stmt.query_map(params![session_id, after], turn_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
     pub fn session_turns(&self, session_id: &str) -> Result<Vec<TurnRow>, StoreError> {
         let sql =
             format!("SELECT {ROW_COLUMNS} FROM turns WHERE session_id = ?1 ORDER BY turn_index");
