@@ -35,8 +35,17 @@ impl Failure {
     }
 }
 
-impl<E: std::error::Error> From<E> for Failure {
+impl<E: std::error::Error + 'static> From<E> for Failure {
     fn from(e: E) -> Self {
+        // The reader of our output went away (`metaclaw logs | head`): nothing went wrong,
+        // so end quietly with success, as standard tools do.
+        let io = (&e as &dyn std::error::Error).downcast_ref::<std::io::Error>();
+        if io.is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe) {
+            return Failure {
+                code: 0,
+                message: String::new(),
+            };
+        }
         Failure::error(e)
     }
 }

@@ -1,12 +1,20 @@
 //! The CLI's own output: results on stdout, problems on stderr.
-#![allow(clippy::print_stdout, clippy::print_stderr)]
 
+use std::io::{ErrorKind, Write};
+
+/// One line of results. A reader that went away (`metaclaw status | head -4`) ends the
+/// command quietly, as standard tools do, instead of a panic about a broken pipe.
 pub fn line(s: impl std::fmt::Display) {
-    println!("{s}");
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = writeln!(out, "{s}")
+        && e.kind() == ErrorKind::BrokenPipe
+    {
+        std::process::exit(0);
+    }
 }
 
 pub fn error(s: impl std::fmt::Display) {
-    eprintln!("error: {s}");
+    let _ = writeln!(std::io::stderr().lock(), "error: {s}");
 }
 
 /// Local time to the second, or the raw number when the clock cannot be read.

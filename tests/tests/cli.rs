@@ -441,3 +441,39 @@ fn memory_commands_work_on_the_database_without_a_running_engine() {
     );
     assert!(stdout(&home.run(&["memory", "list"])).contains("GNOME"));
 }
+
+/// `metaclaw skills list | head -1` and `metaclaw logs | head -1`: the reader goes away after
+/// one line; the command ends quietly with success instead of panicking or reporting an error.
+#[test]
+fn a_closed_pipe_ends_the_output_quietly() {
+    use std::io::{BufRead, BufReader};
+    let home = Home::new("");
+    // A log far larger than a pipe's buffer, so the writer surely meets the closed pipe.
+    let logs = home.path().join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    let big: String = (0..20_000)
+        .map(|i| format!("2026-12-03T10:00:00Z INFO line {i} of a long log\n"))
+        .collect();
+    std::fs::write(logs.join("metaclaw.2026-12-03.log"), big).unwrap();
+    for args in [&["skills", "list"][..], &["logs", "-n", "20000"][..]] {
+        let mut child = home
+            .cmd("file", args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let mut first = String::new();
+        BufReader::new(stdout).read_line(&mut first).unwrap();
+        // The reader is dropped here, closing the pipe while the output is being written.
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!first.is_empty(), "{args:?}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(
+            !err.to_lowercase().contains("broken pipe"),
+            "{args:?}: {err}"
+        );
+        assert!(out.status.success(), "{args:?}: {out:?}");
+    }
+}
