@@ -30,6 +30,9 @@ pub struct Progress {
     pid: u32,
     proxy: SocketAddr,
     every: u64,
+    /// The run stops once the proxy's RSS passes this (KiB): a leak must not take the
+    /// machine down with it.
+    ceiling_kib: u64,
     started: Instant,
     done: AtomicU64,
     errors: AtomicU64,
@@ -38,11 +41,12 @@ pub struct Progress {
 }
 
 impl Progress {
-    pub fn new(pid: u32, proxy: SocketAddr, every: u64) -> Self {
+    pub fn new(pid: u32, proxy: SocketAddr, every: u64, ceiling_mb: u64) -> Self {
         Progress {
             pid,
             proxy,
             every: every.max(1),
+            ceiling_kib: ceiling_mb.saturating_mul(1_000_000) / 1024,
             started: Instant::now(),
             done: AtomicU64::new(0),
             errors: AtomicU64::new(0),
@@ -75,12 +79,24 @@ impl Progress {
     }
 
     /// Counts a finished turn; the turn that completes a multiple of `every` takes the
-    /// checkpoint (labelled with its phase) before its worker goes on.
-    pub async fn turn_done(&self, phase: &str) {
+    /// checkpoint (labelled with its phase) before its worker goes on. Fails once the
+    /// proxy's RSS is past the ceiling (checked every 1,000 turns).
+    pub async fn turn_done(&self, phase: &str) -> anyhow::Result<()> {
         let n = self.done.fetch_add(1, Ordering::Relaxed) + 1;
         if n.is_multiple_of(self.every) {
             self.checkpoint(phase).await;
         }
+        if n.is_multiple_of(1000) {
+            let rss = rss_kib(self.pid).unwrap_or(0);
+            if rss > self.ceiling_kib {
+                self.checkpoint("over the RSS ceiling").await;
+                anyhow::bail!(
+                    "the proxy's RSS reached {:.0} MB after {n} turns: stopped",
+                    mb(rss)
+                );
+            }
+        }
+        Ok(())
     }
 
     /// Records the proxy's RSS now under `label`.

@@ -56,6 +56,9 @@ struct Args {
     /// Seconds without requests before the last reading.
     #[arg(long, default_value_t = 60)]
     idle: u64,
+    /// The run stops once MetaClaw's RSS passes this many MB.
+    #[arg(long, default_value_t = 2000)]
+    max_rss_mb: u64,
     /// Hard limit for the whole run, in seconds.
     #[arg(long, default_value_t = 3600)]
     time_limit: u64,
@@ -163,7 +166,12 @@ async fn run(args: &Args) -> Result<bool> {
         .await
         .context("the proxy did not start")?;
     let pid = proxy.guard.pid().context("the proxy has no pid")?;
-    let progress = Arc::new(Progress::new(pid, proxy.addr, args.report_every));
+    let progress = Arc::new(Progress::new(
+        pid,
+        proxy.addr,
+        args.report_every,
+        args.max_rss_mb,
+    ));
     let start = progress.checkpoint("start").await;
     let peak = PeakRss::start(pid, Duration::from_millis(250));
 
@@ -216,7 +224,7 @@ async fn one_session(proxy: &Proxy, args: &Args, progress: &Progress) -> Result<
         let body = request_body(0, turn, args.history);
         let req = client::chat(proxy.addr, PROXY_KEY, "soak-long", body)?;
         send(&mut conn, proxy, req, progress).await?;
-        progress.turn_done("one session").await;
+        progress.turn_done("one session").await?;
     }
     Ok(())
 }
@@ -243,7 +251,7 @@ async fn many_sessions(
                     let body = request_body(conversation, turn, history);
                     let req = client::chat(addr, PROXY_KEY, &format!("soak-{s}"), body)?;
                     send_to(&mut conn, addr, req, &progress).await?;
-                    progress.turn_done("many sessions").await;
+                    progress.turn_done("many sessions").await?;
                 }
             }
             Ok::<_, anyhow::Error>(())
