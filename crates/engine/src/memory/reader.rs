@@ -6,6 +6,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use metaclaw_store::{Store, StoreError};
 
+/// Idle connections kept; a burst may open more, which close when done, so the page caches
+/// held between bursts stay bounded.
+const MAX_IDLE: usize = 4;
+
 #[derive(Clone)]
 pub struct Readers {
     db: PathBuf,
@@ -32,10 +36,10 @@ impl Readers {
             None => Store::open_read_only(&self.db)?,
         };
         let out = f(&store);
-        self.idle
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(store);
+        let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
+        if idle.len() < MAX_IDLE {
+            idle.push(store);
+        }
         Ok(out)
     }
 }

@@ -5,13 +5,29 @@ use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Instant, SystemTime};
 
-use metaclaw_proxy::seams::{SessionEvent, TurnRecord, TurnSink};
+use bytes::Bytes;
+use metaclaw_proxy::seams::{ReplyCapture, SessionEvent, TurnRecord, TurnSink};
 use metaclaw_store::NewBlock;
 
 use super::convert::unix_ms;
 use super::{Message, RecorderError, RecorderHealth};
 
 const WARN_EVERY_MS: u64 = 1000;
+
+/// Bytes of turns (requests and replies) the queue may hold. Agents resend their whole
+/// history, so one turn can be hundreds of kilobytes: a count alone would let a stalled disk
+/// hold gigabytes.
+pub(super) const MAX_QUEUED_BYTES: usize = 32 * 1024 * 1024;
+
+/// What a queued turn weighs, counted the same way when it enters and leaves the queue.
+pub(super) fn weight(turn: &TurnRecord) -> usize {
+    let reply = match &turn.reply {
+        ReplyCapture::Json(b) => b.len(),
+        ReplyCapture::Sse(chunks) => chunks.iter().map(Bytes::len).sum(),
+        ReplyCapture::None => 0,
+    };
+    turn.request.len().saturating_add(reply)
+}
 
 /// Where the proxy hands finished turns and session events. Clones share one queue.
 #[derive(Clone)]
@@ -24,6 +40,8 @@ pub struct RecorderHandle {
 pub(super) struct Shared {
     /// Turns queued but not yet taken by the worker.
     pub(super) depth: AtomicUsize,
+    /// What the queued turns weigh ([`weight`]).
+    pub(super) bytes: AtomicUsize,
     dropped: AtomicU64,
     /// When a turn was last dropped for a full queue (ms since the epoch; 0 never).
     dropped_at_ms: AtomicI64,
@@ -42,6 +60,7 @@ pub(super) fn channel(capacity: usize) -> (RecorderHandle, Receiver<Message>) {
     let (tx, rx) = mpsc::sync_channel(capacity);
     let shared = Arc::new(Shared {
         depth: AtomicUsize::new(0),
+        bytes: AtomicUsize::new(0),
         dropped: AtomicU64::new(0),
         dropped_at_ms: AtomicI64::new(0),
         failed: AtomicU64::new(0),
@@ -149,12 +168,18 @@ impl RecorderHandle {
 
 impl TurnSink for RecorderHandle {
     fn turn_finished(&self, turn: TurnRecord) {
-        // Counted before sending so the worker's decrement can never run first.
-        self.shared.depth.fetch_add(1, Ordering::Relaxed);
-        if self.tx.try_send(Message::Turn(Box::new(turn))).is_err() {
-            self.shared.depth.fetch_sub(1, Ordering::Relaxed);
-            self.shared.dropped.fetch_add(1, Ordering::Relaxed);
-            self.shared
+        let shared = &self.shared;
+        let weight = weight(&turn);
+        // Counted before sending so the worker's decrement can never run first. An empty
+        // queue takes any turn, however heavy, so one huge request is still recorded.
+        shared.depth.fetch_add(1, Ordering::Relaxed);
+        let held = shared.bytes.fetch_add(weight, Ordering::Relaxed);
+        let too_heavy = held > 0 && held.saturating_add(weight) > MAX_QUEUED_BYTES;
+        if too_heavy || self.tx.try_send(Message::Turn(Box::new(turn))).is_err() {
+            shared.depth.fetch_sub(1, Ordering::Relaxed);
+            shared.bytes.fetch_sub(weight, Ordering::Relaxed);
+            shared.dropped.fetch_add(1, Ordering::Relaxed);
+            shared
                 .dropped_at_ms
                 .store(unix_ms(SystemTime::now()), Ordering::Relaxed);
             self.warn_dropped("a turn");

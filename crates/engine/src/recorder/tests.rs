@@ -187,6 +187,57 @@ fn a_full_queue_drops_without_blocking_and_counts() {
     worker.shutdown().unwrap();
 }
 
+/// A valid request body of exactly `len` bytes.
+fn padded_request(len: usize) -> Bytes {
+    let head = br#"{"messages":[{"role":"user","content":""#;
+    let tail = br#""}]}"#;
+    let mut body = head.to_vec();
+    body.resize(len - tail.len(), b'x');
+    body.extend_from_slice(tail);
+    Bytes::from(body)
+}
+
+#[test]
+fn heavy_turns_are_bounded_by_bytes_not_only_by_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let (handle, queue) = handle::channel(4096);
+    // Each turn carries a 5 MiB history: far fewer than the queue's count fit in its bytes.
+    let heavy = || {
+        let mut turn = record("s", Protocol::Openai, ReplyCapture::None);
+        turn.request = padded_request(5 * 1024 * 1024);
+        turn
+    };
+    for _ in 0..20 {
+        handle.turn_finished(heavy());
+    }
+    let kept = handle.queue_depth();
+    assert_eq!(kept, handle::MAX_QUEUED_BYTES / (5 * 1024 * 1024));
+    assert_eq!(handle.dropped(), 20 - kept as u64);
+
+    // Once the worker drains the queue its weight is gone and heavy turns fit again.
+    let store = Store::open(&db(&dir)).unwrap();
+    let worker = RecorderWorker::spawn(store, queue, handle.clone(), None).unwrap();
+    handle.flush().unwrap();
+    handle.turn_finished(heavy());
+    handle.flush().unwrap();
+    assert_eq!(read(&db(&dir)).stats().unwrap().turns, kept as u64 + 1);
+    assert_eq!(handle.dropped(), 20 - kept as u64);
+    worker.shutdown().unwrap();
+}
+
+#[test]
+fn a_turn_heavier_than_the_bound_is_still_recorded_when_the_queue_is_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let (handle, worker) = start(&db(&dir), 16).unwrap();
+    let mut turn = record("s", Protocol::Openai, ReplyCapture::None);
+    turn.request = padded_request(handle::MAX_QUEUED_BYTES + 1);
+    handle.turn_finished(turn);
+    handle.flush().unwrap();
+    assert_eq!(handle.dropped(), 0);
+    assert_eq!(read(&db(&dir)).stats().unwrap().turns, 1);
+    worker.shutdown().unwrap();
+}
+
 #[test]
 fn session_events_open_and_close_sessions_in_order() {
     let dir = tempfile::tempdir().unwrap();

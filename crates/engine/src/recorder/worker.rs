@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::PoisonError;
+use std::sync::atomic::Ordering;
 use std::sync::mpsc::Receiver;
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
@@ -10,7 +11,7 @@ use metaclaw_proxy::seams::SessionEvent;
 use metaclaw_store::{NewBlock, NewTurn, Store};
 
 use super::convert::{new_turn, unix_ms};
-use super::handle::RecorderHandle;
+use super::handle::{RecorderHandle, weight};
 use super::{Message, RecorderError};
 
 /// Where today's learning calls are kept across a restart (see `llm::calls`).
@@ -143,10 +144,9 @@ fn run(
             taken += 1;
             match message {
                 Message::Turn(record) => {
-                    handle
-                        .shared()
-                        .depth
-                        .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+                    let shared = handle.shared();
+                    shared.depth.fetch_sub(1, Ordering::Relaxed);
+                    shared.bytes.fetch_sub(weight(&record), Ordering::Relaxed);
                     pending.turns.push(new_turn(*record));
                 }
                 // Events and control messages keep their place relative to the turns.
