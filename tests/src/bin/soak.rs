@@ -28,6 +28,8 @@ const UPSTREAM_KEY: &str = "sk-soak-upstream";
 const PROXY_KEY: &str = "mc-soak-proxy";
 /// A run stops early once this many requests failed: something is broken, not leaking.
 const MAX_ERRORS: u64 = 100;
+/// What one request may cost in memory, as a multiple of its body.
+const HUGE_BODY_RATIO: f64 = 4.0;
 
 #[derive(Parser, Debug)]
 #[command(about = "Soak the MetaClaw proxy: RSS over many turns against the fast fake upstream")]
@@ -84,6 +86,11 @@ struct Args {
     /// Extra environment of the proxy, `KEY=VALUE` (repeatable): e.g. allocator settings.
     #[arg(long = "proxy-env", value_parser = key_value)]
     proxy_env: Vec<(String, String)>,
+    /// Instead of the soak, send three requests whose newest user message is this many MB
+    /// of text, one after another, and report MetaClaw's peak memory for each against the
+    /// body's size.
+    #[arg(long, default_value_t = 0)]
+    huge_mb: u64,
     /// Also print the checkpoints and verdict as JSON.
     #[arg(long)]
     json: bool,
@@ -172,6 +179,9 @@ async fn run(args: &Args) -> Result<bool> {
         args.report_every,
         args.max_rss_mb,
     ));
+    if args.huge_mb > 0 {
+        return huge_bodies(&proxy, pid, args.huge_mb).await;
+    }
     let start = progress.checkpoint("start").await;
     let peak = PeakRss::start(pid, Duration::from_millis(250));
 
@@ -215,6 +225,59 @@ async fn run(args: &Args) -> Result<bool> {
         println!("{}", serde_json::to_string_pretty(&json)?);
     }
     Ok(verdict.ok() && progress.errors() == 0)
+}
+
+/// What one huge request costs: the kernel's high-water mark during it over MetaClaw's RSS
+/// before the first, for three requests in one session (the recording of one may overlap the
+/// next). Passes when each costs at most [`HUGE_BODY_RATIO`] times
+/// the body.
+async fn huge_bodies(proxy: &Proxy, pid: u32, mb: u64) -> Result<bool> {
+    let text_len = usize::try_from(mb * 1_000_000)?;
+    let mut ok = true;
+    let mut conn = Conn::open(proxy.addr).await?;
+    let before = procs::rss_kib(pid).context("no RSS")?;
+    println!("huge bodies: {mb} MB of text in the newest user message");
+    for n in 1..=3 {
+        // Each request a little different, so nothing is served from an earlier turn.
+        let text = format!(
+            "{n} {}",
+            "lorem ipsum dolor sit amet ".repeat(text_len / 27)
+        );
+        let body = serde_json::json!({
+            "model": "soak-model",
+            "messages": [{"role": "system", "content": "You are terse."},
+                         {"role": "user", "content": text}],
+        })
+        .to_string();
+        let body_mb = body.len() as f64 / 1e6;
+        drop(text);
+        let req = client::chat(proxy.addr, PROXY_KEY, "soak-huge", body)?;
+        procs::reset_peak_rss(pid)?;
+        // Anything but a complete 200 reply is an error here.
+        conn.send(req, false).await?;
+        let peak = procs::peak_rss_kib(pid).context("no peak RSS")?;
+        let cost_mb = peak.saturating_sub(before) as f64 / 1024.0;
+        let ratio = cost_mb / body_mb;
+        ok &= ratio <= HUGE_BODY_RATIO;
+        println!(
+            "request {n}: 200, body {body_mb:.1} MB, RSS at start {:.1} MB, peak {:.1} MB: +{cost_mb:.1} MB ({ratio:.1}x the body; target <= {HUGE_BODY_RATIO}x)",
+            before as f64 / 1024.0,
+            peak as f64 / 1024.0,
+        );
+    }
+    // Everything a request held must go once MetaClaw is quiet: it gives freed memory back
+    // after ten to twenty seconds without requests.
+    let after = procs::rss_kib(pid).context("no RSS")?;
+    tokio::time::sleep(Duration::from_secs(30)).await;
+    let idle = procs::rss_kib(pid).context("no RSS")?;
+    let idle_ratio = idle as f64 / before as f64;
+    println!(
+        "after 30 s idle: {:.1} MB, {:.0}% of the start (was {:.1} MB right after the last request; target <= 120%)",
+        idle as f64 / 1024.0,
+        idle_ratio * 100.0,
+        after as f64 / 1024.0
+    );
+    Ok(ok && idle_ratio <= 1.2)
 }
 
 /// One conversation, one turn after another, as one agent session would send them.

@@ -28,7 +28,7 @@ pub(super) fn new_turn(record: TurnRecord) -> NewTurn {
         upstream_protocol: record.upstream_protocol.as_str().to_owned(),
         upstream: record.upstream,
         model: record.model,
-        request_json: String::from_utf8_lossy(&record.request).into_owned(),
+        request_json: into_text(record.request),
         reply_json: reply.json,
         status: record.status,
         error,
@@ -41,6 +41,13 @@ pub(super) fn new_turn(record: TurnRecord) -> NewTurn {
         skill_generation: record.skill_generation,
         injected_skills: record.injected_skills,
     }
+}
+
+/// The request as text, taking over its buffer when nothing else holds it (a huge request
+/// is not copied once more on its way to the database).
+fn into_text(request: Bytes) -> String {
+    String::from_utf8(Vec::from(request))
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// Milliseconds since the Unix epoch (0 for a clock set before 1970).

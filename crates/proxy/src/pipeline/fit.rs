@@ -82,9 +82,25 @@ pub fn apply(protocol: Protocol, body: &mut Map<String, Value>, window: u32) -> 
 }
 
 fn estimate(v: &Value) -> u64 {
-    // serde_json's writer cannot fail on a Value; an empty count only under-estimates by 4.
-    let bytes = serde_json::to_vec(v).map(|b| b.len()).unwrap_or(0) as u64;
-    bytes / 3 + 4
+    // Counted as it is written, so a huge message is not copied to be measured. serde_json's
+    // writer cannot fail on a Value; an empty count only under-estimates by 4.
+    let mut counter = Counter(0);
+    let _ = serde_json::to_writer(&mut counter, v);
+    counter.0 / 3 + 4
+}
+
+/// A writer that only counts bytes.
+struct Counter(u64);
+
+impl std::io::Write for Counter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len() as u64;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// Groups droppable messages; system messages belong to no unit and are never dropped.

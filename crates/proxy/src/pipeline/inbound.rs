@@ -1,6 +1,7 @@
 //! Reading and checking the client's request body before anything else touches it.
 
 use axum::body::Body;
+use axum::body::HttpBody as _;
 use axum::http::StatusCode;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use serde_json::{Map, Value};
@@ -8,28 +9,44 @@ use serde_json::{Map, Value};
 use crate::error::{ApiError, ErrorKind};
 use crate::seams::Protocol;
 
-/// Reads the whole body, refusing more than `limit` bytes with a 413.
+/// Reads the whole body, refusing more than `limit` bytes with a 413. The body is gathered
+/// into one buffer sized from its length as it arrives, so a large body is held once, not as
+/// chunks plus a copy.
 pub async fn read_body(
     protocol: Protocol,
     body: Body,
     limit: usize,
 ) -> Result<bytes::Bytes, ApiError> {
-    match Limited::new(body, limit).collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => Err(ApiError::new(
-            protocol,
-            StatusCode::PAYLOAD_TOO_LARGE,
-            ErrorKind::TooLarge,
-            format!(
-                "request body is larger than proxy.max_body_mb ({} MB)",
-                limit / (1024 * 1024)
-            ),
-        )),
-        Err(e) => Err(ApiError::bad_request(
-            protocol,
-            format!("could not read the request body: {e}"),
-        )),
+    let mut body = Limited::new(body, limit);
+    let expected = usize::try_from(body.size_hint().lower()).unwrap_or(limit);
+    let mut buf = bytes::BytesMut::with_capacity(expected.min(limit));
+    while let Some(frame) = body.frame().await {
+        match frame {
+            Ok(frame) => {
+                if let Ok(data) = frame.into_data() {
+                    buf.extend_from_slice(&data);
+                }
+            }
+            Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => {
+                return Err(ApiError::new(
+                    protocol,
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    ErrorKind::TooLarge,
+                    format!(
+                        "request body is larger than proxy.max_body_mb ({} MB)",
+                        limit / (1024 * 1024)
+                    ),
+                ));
+            }
+            Err(e) => {
+                return Err(ApiError::bad_request(
+                    protocol,
+                    format!("could not read the request body: {e}"),
+                ));
+            }
+        }
     }
+    Ok(buf.freeze())
 }
 
 /// Parses the body as a JSON object and checks the fields the proxy relies on.

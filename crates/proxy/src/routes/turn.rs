@@ -51,6 +51,8 @@ async fn turn(state: &SharedState, client: Protocol, headers: HeaderMap, body: B
         Ok(m) => m,
         Err(e) => return e.into_response(),
     };
+    // The parsed body is all that is needed from here on; a huge body is not held twice.
+    drop(bytes);
     let meta = session::resolve(client, &headers, &mut map, &state.default_scope);
     state
         .sessions

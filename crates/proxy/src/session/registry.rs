@@ -171,7 +171,7 @@ impl Sessions {
                         (seen, released) = (now, false);
                     } else if !released {
                         released = true;
-                        release_freed_memory();
+                        crate::allocator::release_freed_memory();
                     }
                 }
             }
@@ -199,27 +199,6 @@ impl Sessions {
         self.open.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
-
-/// Gives the system back the memory the allocator holds free. glibc keeps what the threads
-/// freed in their arenas for reuse, so after a burst of large requests (or a background job
-/// that read many turns) tens of MB stay resident though nothing uses them; `malloc_trim`
-/// returns every arena's free pages. Declared here rather than through a crate: the proxy
-/// needs this one call, and it takes no pointers.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn release_freed_memory() {
-    #[allow(unsafe_code)]
-    // SAFETY: the declaration matches glibc's `int malloc_trim(size_t pad)`, which takes no
-    // pointers and only rearranges glibc's own free lists under their locks.
-    unsafe extern "C" {
-        safe fn malloc_trim(pad: usize) -> std::ffi::c_int;
-    }
-    let released = malloc_trim(0) == 1;
-    tracing::debug!(released, "freed memory given back to the system");
-}
-
-/// Other allocators (musl, macOS, Windows) give free memory back themselves.
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn release_freed_memory() {}
 
 /// The open session silent the longest: a linear scan, run only when the map is full.
 fn least_recently_seen(open: &HashMap<String, Open>) -> Option<String> {

@@ -37,7 +37,7 @@ pub fn user_turns(body: &Map<String, Value>) -> Vec<UserTurn> {
         .enumerate()
         .filter(|(_, m)| role(m) == Some("user"))
         .filter_map(|(index, m)| {
-            let words = own_words(&message_text(m));
+            let words = words_of(m);
             (!words.is_empty()).then_some(UserTurn { index, words })
         })
         .collect()
@@ -52,7 +52,7 @@ pub fn newest_user_turn(body: &Map<String, Value>) -> Option<UserTurn> {
         .rev()
         .filter(|(_, m)| role(m) == Some("user"))
         .find_map(|(index, m)| {
-            let words = own_words(&message_text(m));
+            let words = words_of(m);
             (!words.is_empty()).then_some(UserTurn { index, words })
         })
 }
@@ -60,6 +60,51 @@ pub fn newest_user_turn(body: &Map<String, Value>) -> Option<UserTurn> {
 /// The user's own words in the newest message they wrote (empty when there is none).
 pub fn newest_user_words(body: &Map<String, Value>) -> String {
     newest_user_turn(body).map(|t| t.words).unwrap_or_default()
+}
+
+/// Text read from one message, at most: its first and last half of this. Everything that
+/// reads the user's words (queries, digests, fingerprints, extraction) needs far less, and a
+/// pasted 30 MB log must not be copied several times on the request path.
+pub const MAX_READ: usize = 64 * 1024;
+
+/// The user's own words in one message, read from at most [`MAX_READ`] bytes of its text.
+fn words_of(message: &Value) -> String {
+    let text = match message.get("content") {
+        Some(Value::String(s)) => bounded(s).into_owned(),
+        Some(Value::Array(parts)) => {
+            let joined = text_parts(parts)
+                .map(bounded)
+                .collect::<Vec<_>>()
+                .join("\n");
+            bounded(&joined).into_owned()
+        }
+        _ => String::new(),
+    };
+    own_words(&text)
+}
+
+/// `text` itself when short; else its first and last `MAX_READ / 2` bytes (on character
+/// boundaries) around a line that says what was left out.
+fn bounded(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.len() <= MAX_READ {
+        return text.into();
+    }
+    let half = MAX_READ / 2;
+    let mut head_end = half;
+    while !text.is_char_boundary(head_end) {
+        head_end -= 1;
+    }
+    let mut tail_start = text.len() - half;
+    while !text.is_char_boundary(tail_start) {
+        tail_start += 1;
+    }
+    format!(
+        "{}\n[… {} bytes …]\n{}",
+        &text[..head_end],
+        tail_start - head_end,
+        &text[tail_start..]
+    )
+    .into()
 }
 
 /// The text of a message as sent: a string, or its text parts joined with `\n`. Tool results,

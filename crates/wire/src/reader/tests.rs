@@ -96,3 +96,23 @@ fn stamps_need_a_weekday_and_a_date() {
 fn an_unclosed_envelope_runs_to_the_end() {
     assert_eq!(own_words("question\n<system-reminder>half"), "question");
 }
+
+#[test]
+fn a_huge_message_is_read_from_its_start_and_end() {
+    let pasted = "log line\n".repeat(1_000_000);
+    let text = format!("[Thu 2026-12-03 17:38 UTC] why does this fail?\n{pasted}the end é");
+    let b = body(json!({"messages": [{"role": "user", "content": text}]}));
+    let words = newest_user_words(&b);
+    assert!(words.len() <= MAX_READ + 64, "{} bytes", words.len());
+    assert!(words.starts_with("why does this fail?"), "{}", &words[..40]);
+    assert!(words.ends_with("the end é"));
+    assert!(words.contains("bytes …]"));
+    // The same message read again gives the same words (fingerprints depend on it).
+    assert_eq!(newest_user_words(&b), words);
+
+    let parts = json!([{"type": "text", "text": pasted}, {"type": "text", "text": "and this?"}]);
+    let b = body(json!({"messages": [{"role": "user", "content": parts}]}));
+    let words = newest_user_words(&b);
+    assert!(words.len() <= MAX_READ + 64);
+    assert!(words.ends_with("and this?"));
+}
