@@ -14,7 +14,9 @@ use common::daemon::{Home, PROXY_KEY, free_port, stdout};
 use metaclaw_e2e::fake_upstream::{FakeOptions, FakeUpstream};
 use serde_json::Value;
 
-const COPAW: &str = ".copaw/config.json";
+/// CoPaw's global active model (the main file) and the provider MetaClaw registers.
+const COPAW: &str = ".copaw.secret/providers/active_model.json";
+const COPAW_PROVIDER: &str = ".copaw.secret/providers/custom/metaclaw.json";
 const IRONCLAW: &str = ".ironclaw/.env";
 const ZEROCLAW: &str = ".zeroclaw/config.toml";
 
@@ -22,25 +24,47 @@ const ZEROCLAW: &str = ".zeroclaw/config.toml";
 const COPAW_USER_KEY: &str = "sk-user-copaw-0123456789abcdef";
 const ZEROCLAW_USER_KEY: &str = "sk-or-v1-user-zeroclaw-0123456789";
 
-const COPAW_CONFIG: &str = r#"{
+/// CoPaw 1.0's global active model, as `copaw models` writes it (`json.dump`, indent 2).
+const COPAW_CONFIG: &str = "{\n  \"provider_id\": \"dashscope\",\n  \"model\": \"qwen-max\"\n}";
+
+/// The rest of a CoPaw home: its agents (the default one with a model of its own, which
+/// CoPaw prefers to the global one) and the built-in provider holding the user's key.
+const COPAW_FILES: &[(&str, &str)] = &[
+    (
+        ".copaw/config.json",
+        r#"{
   "agents": {
-    "defaults": {"workspace": "~/.copaw/workspace", "heartbeat": {"every": "30m"}}
-  },
-  "channels": {
-    "console": {"enabled": true},
-    "dingtalk": {"enabled": false, "client_id": ""}
-  },
-  "models": {
-    "default": {
-      "provider": "dashscope",
-      "model": "qwen-max",
-      "api_key": "sk-user-copaw-0123456789abcdef",
-      "base_url": "https://dashscope.aliyuncs.com/compatible-mode/v1"
+    "active_agent": "default",
+    "profiles": {
+      "default": {"id": "default", "workspace_dir": "~/.copaw/workspaces/default", "enabled": true}
     }
   },
   "show_tool_details": true
 }
-"#;
+"#,
+    ),
+    (
+        ".copaw/workspaces/default/agent.json",
+        r#"{
+  "id": "default",
+  "name": "Default Agent",
+  "active_model": {
+    "provider_id": "dashscope",
+    "model": "qwen-max"
+  },
+  "language": "en"
+}"#,
+    ),
+    (
+        ".copaw.secret/providers/builtin/dashscope.json",
+        r#"{
+  "id": "dashscope",
+  "name": "DashScope",
+  "base_url": "https://dashscope.aliyuncs.com/compatible-mode/v1",
+  "api_key": "sk-user-copaw-0123456789abcdef"
+}"#,
+    ),
+];
 
 const IRONCLAW_ENV: &str = "# IronClaw settings (written by `ironclaw onboard`)
 DATABASE_URL=postgres://ironclaw@localhost/ironclaw
@@ -94,6 +118,9 @@ impl World {
     fn with_agents(config: &str) -> World {
         let world = World::new(config);
         world.write(COPAW, COPAW_CONFIG);
+        for (rel, text) in COPAW_FILES {
+            world.write(rel, text);
+        }
         world.write(IRONCLAW, IRONCLAW_ENV);
         world.write(ZEROCLAW, ZEROCLAW_TOML);
         world
@@ -134,6 +161,15 @@ impl World {
 
     fn read(&self, rel: &str) -> String {
         std::fs::read_to_string(self.user.path().join(rel)).unwrap()
+    }
+
+    /// Every CoPaw file as the user left it, and MetaClaw's provider gone.
+    fn assert_copaw_restored(&self) {
+        assert_eq!(self.read(COPAW), COPAW_CONFIG);
+        for (rel, text) in COPAW_FILES {
+            assert_eq!(&self.read(rel), text, "{rel}");
+        }
+        assert!(!self.user.path().join(COPAW_PROVIDER).exists());
     }
 
     fn cmd(&self, args: &[&str]) -> Command {
@@ -248,7 +284,7 @@ fn dry_run_connect_again_status_and_disconnect_restore_every_file() {
 
     // A dry run shows the change and writes nothing: no file, no backup, no restart.
     for (agent, key) in [
-        ("copaw", "models.default"),
+        ("copaw", "provider_id"),
         ("ironclaw", "LLM_BASE_URL"),
         ("zeroclaw", "default_provider"),
     ] {
@@ -294,15 +330,16 @@ fn dry_run_connect_again_status_and_disconnect_restore_every_file() {
     assert_eq!(w.read(ZEROCLAW), connected);
     assert_eq!(w.restarts().len(), 1, "{:?}", w.restarts());
 
-    w.ok(&["agent", "connect", "copaw"]);
+    // CoPaw has no reload command: connecting it runs nothing and says to restart it.
+    let out = w.ok(&["agent", "connect", "copaw"]);
+    assert!(out.contains("copaw app"), "{out}");
+    let agent = w.read(COPAW_FILES[1].0);
+    assert!(agent.contains("\"provider_id\": \"metaclaw\""), "{agent}");
+    assert!(w.read(COPAW_PROVIDER).contains(&base));
     w.ok(&["agent", "connect", "ironclaw"]);
     assert_eq!(
         w.restarts(),
-        [
-            "zeroclaw service restart",
-            "copaw daemon restart",
-            "ironclaw service restart"
-        ]
+        ["zeroclaw service restart", "ironclaw service restart"]
     );
     let after = w.status_json();
     for agent in ["copaw", "ironclaw", "zeroclaw"] {
@@ -329,9 +366,9 @@ fn dry_run_connect_again_status_and_disconnect_restore_every_file() {
         "{out}"
     );
     assert!(!out.contains("Disconnected zeroclaw"), "{out}");
-    assert_eq!(w.read(COPAW), COPAW_CONFIG);
+    w.assert_copaw_restored();
     assert_eq!(w.read(IRONCLAW), IRONCLAW_ENV);
-    assert_eq!(w.restarts().len(), 6, "{:?}", w.restarts());
+    assert_eq!(w.restarts().len(), 4, "{:?}", w.restarts());
     assert!(dir_is_empty_or_missing(&w.backup_root()));
     for agent in ["copaw", "ironclaw", "zeroclaw"] {
         let s = w.status_of(agent);
@@ -342,7 +379,7 @@ fn dry_run_connect_again_status_and_disconnect_restore_every_file() {
     // Nothing left to restore.
     let out = w.ok(&["agent", "disconnect"]);
     assert!(out.contains("No agent is connected"), "{out}");
-    assert_eq!(w.restarts().len(), 6);
+    assert_eq!(w.restarts().len(), 4);
 }
 
 #[test]
@@ -359,7 +396,7 @@ fn connect_defaults_to_claw_type_and_disconnecting_it_forgets_the_choice() {
     let out = w.ok(&["agent", "connect"]);
     assert!(out.contains("Connected copaw"), "{out}");
     let key = w.stored_proxy_key().unwrap();
-    assert!(w.read(COPAW).contains(&key));
+    assert!(w.read(COPAW_PROVIDER).contains(&key));
     assert_ne!(w.read(COPAW), COPAW_CONFIG);
     let table = w.ok(&["agent", "status"]);
     assert!(table.contains("copaw (claw_type)"), "{table}");
@@ -372,7 +409,7 @@ fn connect_defaults_to_claw_type_and_disconnecting_it_forgets_the_choice() {
 
     let out = w.ok(&["agent", "disconnect", "copaw"]);
     assert!(out.contains("claw_type"), "{out}");
-    assert_eq!(w.read(COPAW), COPAW_CONFIG);
+    w.assert_copaw_restored();
     assert_eq!(w.claw_type(), "none");
 
     // With `none` there is nothing to default to: a usage error naming the choices.
@@ -484,10 +521,10 @@ async fn connect_while_running_points_at_the_running_port_and_verifies() {
     assert!(out.contains("Verified"), "{out}");
     assert!(out.contains("answered 200"), "{out}");
     assert!(
-        w.read(COPAW)
+        w.read(COPAW_PROVIDER)
             .contains(&format!("http://127.0.0.1:{running}/v1")),
         "{}",
-        w.read(COPAW)
+        w.read(COPAW_PROVIDER)
     );
     // The verify request went through MetaClaw to the upstream.
     let reqs = fake.requests();
@@ -514,7 +551,7 @@ async fn connect_while_running_points_at_the_running_port_and_verifies() {
         "{out}"
     );
     assert!(out.contains("Disconnected copaw"), "{out}");
-    assert_eq!(w.read(COPAW), COPAW_CONFIG);
+    w.assert_copaw_restored();
     assert!(!w.home.path().exists());
     assert!(
         !std::path::Path::new(&format!("/proc/{}", pid.trim())).exists()
@@ -546,7 +583,7 @@ async fn a_failed_verify_is_exit_1_and_the_agent_stays_connected() {
     assert!(stdout(&o).contains("Connected copaw"), "{o:?}");
     let s = w.status_of("copaw");
     assert_eq!(s["connected"], true, "{s}");
-    assert_eq!(w.restarts(), ["copaw daemon restart"]);
+    assert!(w.restarts().is_empty(), "{:?}", w.restarts());
 }
 
 /// A home with a chosen agent, a fallback and keys in the file store; copaw and zeroclaw
@@ -570,23 +607,18 @@ fn installed_world() -> World {
     w.ok(&["agent", "connect", "copaw"]);
     w.ok(&["agent", "connect", "zeroclaw"]);
     let key = w.stored_proxy_key().unwrap();
-    assert!(w.read(COPAW).contains(&key));
-    assert_eq!(w.restarts().len(), 2);
+    assert!(w.read(COPAW_PROVIDER).contains(&key));
+    assert_eq!(w.restarts().len(), 1);
     w
 }
 
 fn assert_agents_restored(w: &World) {
-    assert_eq!(w.read(COPAW), COPAW_CONFIG);
+    w.assert_copaw_restored();
     assert_eq!(w.read(ZEROCLAW), ZEROCLAW_TOML);
     assert_eq!(w.read(IRONCLAW), IRONCLAW_ENV);
     assert_eq!(
         w.restarts(),
-        [
-            "copaw daemon restart",
-            "zeroclaw service restart",
-            "copaw daemon restart",
-            "zeroclaw service restart"
-        ]
+        ["zeroclaw service restart", "zeroclaw service restart"]
     );
 }
 
@@ -615,7 +647,7 @@ fn uninstall_yes_restores_agents_deletes_secrets_and_the_data_dir_once() {
     assert!(out.contains("Nothing to do"), "{out}");
     assert!(!out.contains("Deleted"), "{out}");
     assert!(!home.exists());
-    assert_eq!(w.restarts().len(), 4);
+    assert_eq!(w.restarts().len(), 2);
 }
 
 #[test]
@@ -642,7 +674,7 @@ fn uninstall_without_a_terminal_or_with_keep_data_keeps_the_data() {
     assert!(!out.contains("Deleted"), "{out}");
     assert!(!out.contains("Disconnected"), "{out}");
     assert!(home.join("skills/debugging/SKILL.md").is_file());
-    assert_eq!(w.restarts().len(), 4);
+    assert_eq!(w.restarts().len(), 2);
 
     let o = w.run(&["uninstall", "--yes", "--keep-data"]);
     assert_eq!(o.status.code(), Some(2), "{o:?}");

@@ -22,22 +22,28 @@ const UPSTREAM_KEY: &str = "sk-upstream-agents-e2e-123456";
 /// The user's own provider key, in CoPaw's config before MetaClaw.
 const USER_KEY: &str = "sk-dashscope-user-0123456789abcd";
 
-const COPAW: &str = ".copaw/config.json";
-const COPAW_CONFIG: &str = r#"{
-  "language": "en",
-  "channels": {
-    "console": { "enabled": true },
-    "dingtalk": { "enabled": false, "client_id": "" }
-  },
-  "models": {
-    "default": {
-      "provider": "dashscope",
-      "model": "qwen-max",
-      "api_key": "sk-dashscope-user-0123456789abcd",
-      "base_url": "https://dashscope.aliyuncs.com/compatible-mode/v1"
-    }
-  },
-  "agents": { "defaults": { "max_iterations": 25 } }
+/// CoPaw 1.0's global active model (the main file MetaClaw edits), as `copaw models`
+/// writes it, and the provider MetaClaw registers beside it.
+const COPAW: &str = ".copaw.secret/providers/active_model.json";
+const COPAW_PROVIDER: &str = ".copaw.secret/providers/custom/metaclaw.json";
+const COPAW_CONFIG: &str = "{\n  \"provider_id\": \"dashscope\",\n  \"model\": \"qwen-max\"\n}";
+/// The built-in provider the active model names, holding the user's key.
+const COPAW_DASHSCOPE: (&str, &str) = (
+    ".copaw.secret/providers/builtin/dashscope.json",
+    r#"{
+  "id": "dashscope",
+  "base_url": "https://dashscope.aliyuncs.com/compatible-mode/v1",
+  "api_key": "sk-dashscope-user-0123456789abcd"
+}"#,
+);
+
+/// A picoclaw config, for the restart that fails (CoPaw has no restart command).
+const PICOCLAW: &str = ".picoclaw/config.json";
+const PICOCLAW_CONFIG: &str = r#"{
+  "agents": {"defaults": {"model_name": "gpt4"}},
+  "model_list": [
+    {"model_name": "gpt4", "model": "openai/gpt-5.2", "api_key": "sk-openai-user", "api_base": "https://api.openai.com/v1"}
+  ]
 }
 "#;
 
@@ -110,6 +116,10 @@ impl Machine {
         let p = self.home().join(rel);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(p, text).unwrap();
+        if rel == COPAW {
+            let (rel, text) = COPAW_DASHSCOPE;
+            self.write(rel, text);
+        }
     }
 
     fn read(&self, rel: &str) -> String {
@@ -320,10 +330,23 @@ async fn list_preview_connect_verify_and_disconnect_through_the_admin_api() {
     assert_eq!(p["already_connected"], false, "{p}");
     assert_eq!(p["creates"], false, "{p}");
     let change = &p["changes"][0];
-    assert_eq!(change["key"], "models.default", "{p}");
-    assert_eq!(change["new"]["base_url"], d.base().as_str(), "{p}");
-    assert_eq!(change["old"]["model"], "qwen-max", "{p}");
-    assert_eq!(p["restart_command"][0], "copaw", "{p}");
+    assert_eq!(change["key"], "provider_id", "{p}");
+    assert_eq!(change["new"], "metaclaw", "{p}");
+    assert_eq!(change["old"], "dashscope", "{p}");
+    let base = p["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| {
+            c["key"]
+                .as_str()
+                .unwrap()
+                .ends_with("metaclaw.json base_url")
+        })
+        .unwrap();
+    assert_eq!(base["new"], d.base().as_str(), "{p}");
+    // CoPaw has no command that reloads a running app.
+    assert_eq!(p["restart_command"], Value::Null, "{p}");
     assert_eq!(m.read(COPAW), COPAW_CONFIG);
     assert!(m.restarts().is_empty(), "{:?}", m.restarts());
     assert!(!d.backup_dir("copaw").exists());
@@ -333,17 +356,16 @@ async fn list_preview_connect_verify_and_disconnect_through_the_admin_api() {
     assert_eq!(s, StatusCode::OK, "{c}");
     assert_eq!(c["changed"], true, "{c}");
     assert_eq!(c["created"], false, "{c}");
-    assert_eq!(c["restart"]["outcome"], "done", "{c}");
+    assert_eq!(c["restart"]["outcome"], "no_command", "{c}");
     assert_eq!(c["warnings"].as_array().unwrap().len(), 0, "{c}");
     let written = parse(&m.read(COPAW));
-    let default = &written["models"]["default"];
-    assert_eq!(default["base_url"], d.base().as_str());
-    assert_eq!(default["api_key"], PROXY_KEY);
-    assert_eq!(default["model"], "fake-model");
-    assert_eq!(written["language"], "en");
-    assert_eq!(written["agents"]["defaults"]["max_iterations"], 25);
-    assert_eq!(written["channels"], parse(COPAW_CONFIG)["channels"]);
-    assert_eq!(m.restarts(), ["copaw daemon restart"]);
+    assert_eq!(written["provider_id"], "metaclaw");
+    assert_eq!(written["model"], "fake-model");
+    let provider = parse(&m.read(COPAW_PROVIDER));
+    assert_eq!(provider["base_url"], d.base().as_str());
+    assert_eq!(provider["api_key"], PROXY_KEY);
+    assert_eq!(m.read(COPAW_DASHSCOPE.0), COPAW_DASHSCOPE.1);
+    assert!(m.restarts().is_empty(), "{:?}", m.restarts());
     assert!(d.backup_dir("copaw").is_dir());
 
     let list = d.list().await;
@@ -384,7 +406,7 @@ async fn list_preview_connect_verify_and_disconnect_through_the_admin_api() {
     assert_eq!(c["changed"], false, "{c}");
     assert_eq!(c["restart"]["outcome"], "not_needed", "{c}");
     assert_eq!(c["verify"]["ok"], true, "{c}");
-    assert_eq!(m.restarts(), ["copaw daemon restart"]);
+    assert!(m.restarts().is_empty(), "{:?}", m.restarts());
 
     // IronClaw's .env: its variables set, every comment and other line kept.
     let (s, c) = d.post("/api/agents/ironclaw/connect").await;
@@ -405,10 +427,7 @@ async fn list_preview_connect_verify_and_disconnect_through_the_admin_api() {
     }
     assert!(env.contains(&d.base()), "{env}");
     assert!(env.contains(PROXY_KEY), "{env}");
-    assert_eq!(
-        m.restarts(),
-        ["copaw daemon restart", "ironclaw service restart"]
-    );
+    assert_eq!(m.restarts(), ["ironclaw service restart"]);
     let (s, v) = d.post("/api/agents/ironclaw/verify").await;
     assert_eq!((s, &v["ok"]), (StatusCode::OK, &Value::Bool(true)), "{v}");
 
@@ -417,19 +436,16 @@ async fn list_preview_connect_verify_and_disconnect_through_the_admin_api() {
     assert_eq!(s, StatusCode::OK, "{r}");
     assert_eq!(r["changed"], true, "{r}");
     assert_eq!(r["files"][0]["action"], "restored", "{r}");
+    assert_eq!(r["files"][1]["action"], "deleted", "{r}");
     assert_eq!(m.read(COPAW), COPAW_CONFIG);
+    assert!(!m.exists(COPAW_PROVIDER));
     assert!(!d.backup_dir("copaw").exists());
     let (s, r) = d.post("/api/agents/ironclaw/disconnect").await;
     assert_eq!(s, StatusCode::OK, "{r}");
     assert_eq!(m.read(IRONCLAW), IRONCLAW_ENV);
     assert_eq!(
         m.restarts(),
-        [
-            "copaw daemon restart",
-            "ironclaw service restart",
-            "copaw daemon restart",
-            "ironclaw service restart",
-        ]
+        ["ironclaw service restart", "ironclaw service restart"]
     );
     let list = d.list().await;
     assert_eq!(agent(&list, "copaw")["connected"], false, "{list}");
@@ -450,7 +466,7 @@ async fn list_preview_connect_verify_and_disconnect_through_the_admin_api() {
     assert_eq!(v["ok"], false, "{v}");
     assert!(v["error"].is_string(), "{v}");
     assert_eq!(m.read(COPAW), COPAW_CONFIG);
-    assert_eq!(m.restarts().len(), 4);
+    assert_eq!(m.restarts().len(), 2);
 
     // Unknown agents: 404 naming the choices, for every action.
     for action in ["preview", "connect", "disconnect", "verify"] {
@@ -531,10 +547,10 @@ async fn start_connects_the_agent_the_config_names() {
     let copaw = agent(&list, "copaw");
     assert_eq!(copaw["connected"], true, "{copaw}");
     assert_eq!(copaw["points_at"]["base"], d.base().as_str(), "{copaw}");
-    let written = parse(&m.read(COPAW));
-    assert_eq!(written["models"]["default"]["base_url"], d.base().as_str());
-    assert_eq!(written["models"]["default"]["api_key"], PROXY_KEY);
-    assert_eq!(m.restarts(), ["copaw daemon restart"]);
+    let written = parse(&m.read(COPAW_PROVIDER));
+    assert_eq!(written["base_url"], d.base().as_str());
+    assert_eq!(written["api_key"], PROXY_KEY);
+    assert!(m.restarts().is_empty(), "{:?}", m.restarts());
     // Only the named agent.
     assert_eq!(m.read(IRONCLAW), IRONCLAW_ENV);
     assert!(!d.backup_dir("ironclaw").exists());
@@ -561,11 +577,12 @@ async fn start_keeps_a_connected_agent_pointed_at_the_new_port() {
     let copaw = agent(&list, "copaw");
     assert_eq!(copaw["connected"], true, "{copaw}");
     assert_eq!(copaw["points_at"]["base"], d.base().as_str(), "{copaw}");
-    let written = parse(&d.machine.read(COPAW));
-    assert_eq!(written["models"]["default"]["base_url"], d.base().as_str());
-    assert_eq!(
-        d.machine.restarts(),
-        ["copaw daemon restart", "copaw daemon restart"]
+    let written = parse(&d.machine.read(COPAW_PROVIDER));
+    assert_eq!(written["base_url"], d.base().as_str());
+    assert!(
+        d.machine.restarts().is_empty(),
+        "{:?}",
+        d.machine.restarts()
     );
     let (s, v) = d.post("/api/agents/copaw/verify").await;
     assert_eq!((s, &v["ok"]), (StatusCode::OK, &Value::Bool(true)), "{v}");
@@ -600,18 +617,18 @@ async fn start_without_claw_type_leaves_agents_alone() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_failing_restart_that_prints_the_key_does_not_leak_it() {
-    let m = Machine::new(&["copaw"]);
+    let m = Machine::new(&["picoclaw"]);
     // A restart that fails, dumping the config it was given on the way out.
     m.script(
-        "copaw",
-        "echo starting; grep api_key \"$HOME/.copaw/config.json\" >&2; exit 1",
+        "picoclaw",
+        "echo starting; grep -o '\"api_key\": \"mc-[^\"]*' \"$HOME/.picoclaw/config.json\" >&2; exit 1",
     );
-    m.write(COPAW, COPAW_CONFIG);
+    m.write(PICOCLAW, PICOCLAW_CONFIG);
     let d = Daemon::start(m, "").await;
     d.list_after_start().await;
 
     // `call` fails on any key in the body; the failure itself is still reported.
-    let (s, c) = d.post("/api/agents/copaw/connect").await;
+    let (s, c) = d.post("/api/agents/picoclaw/connect").await;
     assert_eq!(s, StatusCode::OK, "{c}");
     assert_eq!(c["changed"], true, "{c}");
     assert_eq!(c["restart"]["outcome"], "failed", "{c}");
@@ -619,7 +636,7 @@ async fn a_failing_restart_that_prints_the_key_does_not_leak_it() {
     let detail = c["restart"]["detail"].as_str().unwrap();
     assert!(detail.contains("\"api_key\": \"mc-"), "{c}");
     assert_eq!(c["warnings"].as_array().unwrap().len(), 1, "{c}");
-    assert!(d.machine.read(COPAW).contains(PROXY_KEY));
+    assert!(d.machine.read(PICOCLAW).contains(PROXY_KEY));
 
     let leaked = d.stop_and_grep_logs(PROXY_KEY);
     assert!(leaked.is_empty(), "the proxy key is in {leaked:?}");
@@ -629,19 +646,20 @@ async fn a_failing_restart_that_prints_the_key_does_not_leak_it() {
 /// line) quotes the proxy key here.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_failing_restart_at_start_does_not_log_the_key() {
-    let m = Machine::new(&["copaw"]);
+    let m = Machine::new(&["picoclaw"]);
     m.script(
-        "copaw",
-        "echo starting; grep api_key \"$HOME/.copaw/config.json\" >&2; exit 1",
+        "picoclaw",
+        "echo starting; grep -o '\"api_key\": \"mc-[^\"]*' \"$HOME/.picoclaw/config.json\" >&2; exit 1",
     );
-    m.write(COPAW, COPAW_CONFIG);
-    let d = Daemon::start(m, "claw_type: copaw\n").await;
+    m.write(PICOCLAW, PICOCLAW_CONFIG);
+    let d = Daemon::start(m, "claw_type: picoclaw\n").await;
     d.list_after_start().await;
-    assert!(d.machine.read(COPAW).contains(PROXY_KEY));
+    assert!(d.machine.read(PICOCLAW).contains(PROXY_KEY));
     let leaked = d.stop_and_grep_logs(PROXY_KEY);
     assert!(leaked.is_empty(), "the proxy key is in {leaked:?}");
     // The warning itself is logged, key masked.
-    let warned = d.logs_containing("`copaw daemon restart` failed (exit 1): \"api_key\": \"mc-");
+    let warned =
+        d.logs_containing("`picoclaw gateway restart` failed (exit 1): \"api_key\": \"mc-");
     assert!(!warned.is_empty(), "no restart warning in the log");
 }
 

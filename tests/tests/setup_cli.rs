@@ -39,14 +39,25 @@ impl Machine {
             port: free_port(),
             dir,
         };
-        std::fs::create_dir_all(m.home().join(".copaw")).unwrap();
-        std::fs::write(m.copaw_config(), r#"{"models": {"default": {"provider": "openai", "model": "gpt-4o"}}, "theme": "dark"}"#).unwrap();
+        // CoPaw 1.0: the global active model and the built-in provider it names.
+        let providers = m.home().join(".copaw.secret/providers");
+        std::fs::create_dir_all(providers.join("builtin")).unwrap();
+        std::fs::write(
+            m.copaw_config(),
+            "{\n  \"provider_id\": \"openai\",\n  \"model\": \"gpt-4o\"\n}",
+        )
+        .unwrap();
+        std::fs::write(
+            providers.join("builtin/openai.json"),
+            r#"{"id": "openai", "base_url": "https://api.openai.com/v1", "api_key": ""}"#,
+        )
+        .unwrap();
         std::fs::create_dir_all(m.mc()).unwrap();
         std::fs::write(m.config(), other_settings(m.port)).unwrap();
         let bin_dir = m.dir.path().join("bin");
         std::fs::create_dir_all(&bin_dir).unwrap();
         let copaw = bin_dir.join("copaw");
-        // Records how it was called; `copaw daemon restart` is what setup runs.
+        // Records how it was called (CoPaw has no reload command: setup runs none).
         std::fs::write(
             &copaw,
             format!(
@@ -69,11 +80,20 @@ impl Machine {
     fn config(&self) -> PathBuf {
         self.mc().join("config.yaml")
     }
+    /// CoPaw's global active model, the main file MetaClaw edits.
     fn copaw_config(&self) -> PathBuf {
-        self.home().join(".copaw/config.json")
+        self.home()
+            .join(".copaw.secret/providers/active_model.json")
     }
     fn copaw(&self) -> Value {
         serde_json::from_str(&std::fs::read_to_string(self.copaw_config()).unwrap()).unwrap()
+    }
+    /// The CoPaw provider MetaClaw registers.
+    fn copaw_provider(&self) -> Value {
+        let p = self
+            .home()
+            .join(".copaw.secret/providers/custom/metaclaw.json");
+        serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
     }
 
     /// `metaclaw ARGS` on this machine, secrets in the 0600 file backend.
@@ -197,8 +217,12 @@ async fn non_interactive_setup_connects_copaw_starts_and_a_rerun_keeps_other_set
     assert!(out.contains("Testing the connection to 127.0.0.1"), "{out}");
     assert!(out.contains("copaw: pointed at MetaClaw"), "{out}");
     assert!(
-        out.contains("restarted with `copaw daemon restart`"),
+        out.contains("it loads the new config by itself or on its next start"),
         "{out}"
+    );
+    assert!(
+        !m.dir.path().join("copaw-calls").exists(),
+        "setup ran copaw"
     );
     assert!(out.contains("MetaClaw started in the background"), "{out}");
     assert!(out.contains("Test request as copaw sends it: ok"), "{out}");
@@ -222,16 +246,16 @@ async fn non_interactive_setup_connects_copaw_starts_and_a_rerun_keeps_other_set
     let shown = stdout(&m.run(&["config", "get", "llm.api_key"]));
     assert_eq!(shown.trim(), "sk-s****7890");
 
-    // CoPaw points at the proxy with the proxy key, its other settings intact.
+    // CoPaw's active model is MetaClaw's provider, at the proxy with the proxy key.
     let copaw = m.copaw();
-    let default = &copaw["models"]["default"];
+    assert_eq!(copaw["provider_id"], "metaclaw");
+    assert_eq!(copaw["model"], "m");
+    let provider = m.copaw_provider();
     assert_eq!(
-        default["base_url"],
+        provider["base_url"],
         format!("http://127.0.0.1:{}/v1", m.port)
     );
-    assert_eq!(default["model"], "m");
-    assert!(default["api_key"].as_str().unwrap().starts_with("mc-"));
-    assert_eq!(copaw["theme"], "dark");
+    assert!(provider["api_key"].as_str().unwrap().starts_with("mc-"));
 
     // The proxy used the stored key upstream for the test request.
     let chats: Vec<_> = fake
@@ -272,7 +296,7 @@ async fn non_interactive_setup_connects_copaw_starts_and_a_rerun_keeps_other_set
     ] {
         assert!(text.contains(expected), "{expected} lost:\n{text}");
     }
-    assert_eq!(m.copaw()["models"]["default"]["model"], "m2");
+    assert_eq!(m.copaw()["model"], "m2");
     assert_eq!(
         stdout(&m.run(&["config", "get", "llm.api_key"])).trim(),
         "sk-s****7890"
@@ -578,7 +602,7 @@ mod pty {
             stdout(&m.run(&["config", "get", "llm.api_key"])).trim(),
             "sk-s****7890"
         );
-        assert_eq!(m.copaw()["models"]["default"]["model"], "m");
+        assert_eq!(m.copaw()["model"], "m");
 
         // A re-run where Enter keeps everything, the key included.
         let m2 = m.clone();

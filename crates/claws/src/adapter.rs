@@ -1,7 +1,7 @@
 //! What each agent's adapter says; the driver does the rest (backup, write, restart,
 //! verify, revert) the same way for all of them.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
@@ -69,6 +69,41 @@ pub trait Adapter: Send + Sync {
     /// [`Self::binary`] or another tool); run only when a file changed.
     fn restart_command(&self, env: &Env) -> Option<Vec<String>> {
         let _ = env;
+        None
+    }
+
+    /// Further files connect edits besides [`Self::config_file`], in the same format, for
+    /// an agent that keeps its model in several (CoPaw: a provider registry and per-agent
+    /// files): each path, and whether it is created when missing (otherwise a missing one
+    /// is skipped). Disconnect reverts them like the main file.
+    fn companion_files(&self, env: &Env) -> Result<Vec<(PathBuf, bool)>, ClawError> {
+        let _ = env;
+        Ok(Vec::new())
+    }
+
+    /// The edits for one companion file (as [`Self::edits`]); none leaves it alone.
+    fn companion_edits(
+        &self,
+        path: &Path,
+        doc: &dyn Doc,
+        target: &Target,
+    ) -> Result<Vec<Edit>, String> {
+        let _ = (path, doc, target);
+        Ok(Vec::new())
+    }
+
+    /// Where the agent points, resolved over its files the way the agent resolves it, when
+    /// that takes more than [`Self::read_back`] on one file; `None`: use `read_back`.
+    /// `Err`: a file cannot be read (said in words).
+    fn resolve_endpoint(&self, env: &Env) -> Option<Result<Option<Endpoint>, String>> {
+        let _ = env;
+        None
+    }
+
+    /// Why the key read back cannot be used to test the connection (CoPaw encrypts its
+    /// keys at rest); `None`: it can.
+    fn unreadable_key(&self, key: &str) -> Option<String> {
+        let _ = key;
         None
     }
 

@@ -220,7 +220,7 @@ pub fn preview_with(
     env: &Env,
     target: &Target,
 ) -> Result<Preview, ClawError> {
-    let Some(plan) = plan(opts, adapter, env, target)? else {
+    let Some(plans) = plans(opts, adapter, env, target)? else {
         return Ok(Preview {
             agent: adapter.name().to_owned(),
             file: None,
@@ -231,13 +231,15 @@ pub fn preview_with(
             notes: adapter.notes(),
         });
     };
-    let already = plan.unchanged();
+    let already = plans.iter().all(Plan::unchanged);
+    let creates = plans.first().is_some_and(|p| p.current.is_none());
+    let file = plans.first().map(|p| p.path.clone());
     Ok(Preview {
         agent: adapter.name().to_owned(),
-        file: Some(plan.path),
-        creates: plan.current.is_none(),
+        file,
+        creates,
         already_connected: already,
-        changes: plan.changes,
+        changes: plans.into_iter().flat_map(|p| p.changes).collect(),
         restart_command: if already {
             None
         } else {
@@ -268,7 +270,7 @@ pub fn connect_with(
     let agent = adapter.name().to_owned();
     // A corrupt manifest stops here, before anything is written.
     let existing = Backup::load(backup_root, &agent)?;
-    let Some(plan) = plan(opts, adapter, env, target)? else {
+    let Some(plans) = plans(opts, adapter, env, target)? else {
         return Ok(Connected {
             agent,
             file: None,
@@ -281,10 +283,11 @@ pub fn connect_with(
             notes: adapter.notes(),
         });
     };
-    if plan.unchanged() {
+    let file = plans.first().map(|p| p.path.clone());
+    if plans.iter().all(Plan::unchanged) {
         return Ok(Connected {
             agent,
-            file: Some(plan.path),
+            file,
             changed: false,
             created: false,
             changes: Vec::new(),
@@ -294,37 +297,53 @@ pub fn connect_with(
             notes: adapter.notes(),
         });
     }
+    let created = plans
+        .first()
+        .is_some_and(|p| p.current.is_none() && !p.unchanged());
+    let plans: Vec<Plan> = plans.into_iter().filter(|p| !p.unchanged()).collect();
 
     let previous = existing.clone();
     let mut b = existing.unwrap_or_else(|| Backup::new(backup_root, &agent));
-    let keys: Vec<Vec<String>> = plan.edits.iter().map(|e| e.path.clone()).collect();
-    b.note_write(
-        &plan.path,
-        plan.current.as_deref().map(|c| (c, plan.mode)),
-        plan.rendered.as_bytes(),
-        &keys,
-        target.base(adapter.protocol()),
-    )?;
+    for plan in &plans {
+        let keys: Vec<Vec<String>> = plan.edits.iter().map(|e| e.path.clone()).collect();
+        b.note_write(
+            &plan.path,
+            plan.current.as_deref().map(|c| (c, plan.mode)),
+            plan.rendered.as_bytes(),
+            &keys,
+            target.base(adapter.protocol()),
+        )?;
+    }
     // The backup is on disk before the config changes, so a crash in between leaves
     // something to restore from.
     b.save()?;
 
-    if let Err(e) = write_config(&plan) {
-        // Undo the record of a write that did not happen.
-        let _ = match previous {
-            Some(p) => p.save(),
-            None => b.clone().remove(),
-        };
-        return Err(e);
+    for (i, plan) in plans.iter().enumerate() {
+        if let Err(e) = write_config(plan) {
+            // Put back the files already written, then undo the record of the writes.
+            for done in &plans[..i] {
+                let _ = match &done.current {
+                    Some(bytes) => {
+                        backup::write_atomic(&done.real, bytes, done.mode.unwrap_or(0o600))
+                    }
+                    None => fs::remove_file(&done.real).map_err(|e| ClawError::io(&done.real, e)),
+                };
+            }
+            let _ = match previous {
+                Some(p) => p.save(),
+                None => b.clone().remove(),
+            };
+            return Err(e);
+        }
     }
 
     let restart = restart(opts, adapter, env, &[&target.api_key]);
     Ok(Connected {
         agent,
-        file: Some(plan.path),
+        file,
         changed: true,
-        created: plan.current.is_none(),
-        changes: plan.changes,
+        created,
+        changes: plans.into_iter().flat_map(|p| p.changes).collect(),
         backup: Some(b.dir().to_owned()),
         warnings: restart.warning().into_iter().collect(),
         restart,
@@ -426,6 +445,19 @@ pub fn endpoint_with(
     env: &Env,
 ) -> Result<Option<Endpoint>, ClawError> {
     let agent = adapter.name();
+    if let Some(resolved) = adapter.resolve_endpoint(env) {
+        let ep = resolved.map_err(|detail| ClawError::CannotCheck {
+            agent: agent.to_owned(),
+            detail: scrub(&detail, &[]),
+        })?;
+        if let Some(why) = ep.as_ref().and_then(|e| adapter.unreadable_key(&e.api_key)) {
+            return Err(ClawError::CannotCheck {
+                agent: agent.to_owned(),
+                detail: why,
+            });
+        }
+        return Ok(ep);
+    }
     let Some(path) = adapter.config_file(env)? else {
         return Ok(None);
     };
@@ -465,12 +497,14 @@ pub fn status_with(opts: &Options, adapter: &dyn Adapter, env: &Env, backup_root
     };
     let mut config_exists = false;
     let mut points_at = None;
+    let resolved = adapter.resolve_endpoint(env);
     if let Some(path) = &config {
         match fs::read(resolve(path)) {
             Ok(bytes) => {
                 config_exists = true;
                 let text = String::from_utf8_lossy(&bytes);
                 match (opts.open)(adapter.format(), &text) {
+                    Ok(_) if resolved.is_some() => {}
                     Ok(d) => points_at = adapter.read_back(d.as_ref()),
                     Err(e) => problems.push(format!(
                         "{} cannot be read: {}",
@@ -482,6 +516,11 @@ pub fn status_with(opts: &Options, adapter: &dyn Adapter, env: &Env, backup_root
             Err(e) if e.kind() == ErrorKind::NotFound => {}
             Err(e) => problems.push(format!("{}: {e}", path.display())),
         }
+    }
+    match resolved {
+        Some(Ok(ep)) => points_at = ep,
+        Some(Err(e)) => problems.push(scrub(&e, &[])),
+        None => {}
     }
     let backup = match Backup::load(backup_root, adapter.name()) {
         Ok(b) => b,
@@ -559,16 +598,52 @@ impl Plan {
 /// object (`{}` for JSON5 and YAML).
 const SEEDS: [&str; 2] = ["", "{}\n"];
 
-fn plan(
+/// The change to the main config file, then to each companion file (see
+/// [`Adapter::companion_files`]); `None` for an agent without a config file.
+fn plans(
     opts: &Options,
     adapter: &dyn Adapter,
     env: &Env,
     target: &Target,
-) -> Result<Option<Plan>, ClawError> {
-    let agent = adapter.name();
+) -> Result<Option<Vec<Plan>>, ClawError> {
     let Some(path) = adapter.config_file(env)? else {
         return Ok(None);
     };
+    let creates = adapter.creates_config();
+    let Some(main) = plan_file(opts, adapter, path, true, creates, target, &|d, t| {
+        adapter.edits(d, t)
+    })?
+    else {
+        return Ok(None);
+    };
+    let mut all = vec![main];
+    for (path, creates) in adapter.companion_files(env)? {
+        let edits = |d: &dyn Doc, t: &Target| adapter.companion_edits(&path, d, t);
+        if let Some(mut p) = plan_file(opts, adapter, path.clone(), false, creates, target, &edits)?
+        {
+            for c in &mut p.changes {
+                c.key = format!("{} {}", path.display(), c.key);
+            }
+            all.push(p);
+        }
+    }
+    Ok(Some(all))
+}
+
+type EditsFn<'a> = dyn Fn(&dyn Doc, &Target) -> Result<Vec<Edit>, String> + 'a;
+
+/// The change to one file; `None` when a companion (`main` false) is missing and not to be
+/// created.
+fn plan_file(
+    opts: &Options,
+    adapter: &dyn Adapter,
+    path: PathBuf,
+    main: bool,
+    creates: bool,
+    target: &Target,
+    edits_of: &EditsFn<'_>,
+) -> Result<Option<Plan>, ClawError> {
+    let agent = adapter.name();
     let real = resolve(&path);
     let (current, mode) = match fs::read(&real) {
         Ok(bytes) => {
@@ -576,7 +651,10 @@ fn plan(
             (Some(bytes), mode)
         }
         Err(e) if e.kind() == ErrorKind::NotFound => {
-            if !adapter.creates_config() {
+            if !creates {
+                if !main {
+                    return Ok(None);
+                }
                 return Err(ClawError::ConfigMissing {
                     agent: agent.to_owned(),
                     path,
@@ -613,8 +691,7 @@ fn plan(
                     path: path.clone(),
                     detail: scrub(&e.0, &secrets),
                 })?;
-            let edits = adapter
-                .edits(before.as_ref(), target)
+            let edits = edits_of(before.as_ref(), target)
                 .map_err(|d| unexpected(agent, &path, &d, &secrets))?;
             apply(after.as_mut(), &edits).map_err(|d| unexpected(agent, &path, &d, &secrets))?;
             (edits, before, after)
@@ -626,7 +703,7 @@ fn plan(
                 let attempt = (|| {
                     let before = (opts.open)(adapter.format(), seed).map_err(|e| e.0)?;
                     let mut after = (opts.open)(adapter.format(), seed).map_err(|e| e.0)?;
-                    let edits = adapter.edits(before.as_ref(), target)?;
+                    let edits = edits_of(before.as_ref(), target)?;
                     apply(after.as_mut(), &edits)?;
                     Ok::<_, String>((edits, before, after))
                 })();
@@ -825,6 +902,12 @@ fn revert_step(
         }
     }
     let rendered = doc.render();
+    // A file MetaClaw created that holds nothing once its keys are gone (the agent
+    // rewrote it, CoPaw encrypting the key) goes, as if untouched.
+    let bare: String = rendered.chars().filter(|c| !c.is_whitespace()).collect();
+    if original.is_none() && (bare.is_empty() || bare == "{}") {
+        return Ok(step(Write::Delete, Reverted::Deleted));
+    }
     if rendered == text {
         return Ok(step(Write::Nothing, Reverted::Unchanged));
     }

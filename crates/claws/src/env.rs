@@ -87,10 +87,15 @@ impl Env {
         let path = std::env::var_os("PATH")
             .map(|p| std::env::split_paths(&p).collect())
             .unwrap_or_default();
-        let vars = ["HERMES_HOME", "XDG_CONFIG_HOME"]
-            .iter()
-            .filter_map(|k| std::env::var(k).ok().map(|v| ((*k).to_owned(), v)))
-            .collect();
+        let vars = [
+            "HERMES_HOME",
+            "XDG_CONFIG_HOME",
+            "COPAW_WORKING_DIR",
+            "COPAW_SECRET_DIR",
+        ]
+        .iter()
+        .filter_map(|k| std::env::var(k).ok().map(|v| ((*k).to_owned(), v)))
+        .collect();
         Some(Env {
             home,
             path,

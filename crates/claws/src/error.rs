@@ -36,6 +36,9 @@ pub enum ClawError {
         path: PathBuf,
         detail: String,
     },
+    /// The connection cannot be tested from the config (what was read is said in `detail`).
+    #[error("cannot test {agent}'s connection: {detail}")]
+    CannotCheck { agent: String, detail: String },
     #[error("{agent} is not connected (no backup in {})", path.display())]
     NotConnected { agent: String, path: PathBuf },
     #[error("{}: {source}", path.display())]

@@ -35,7 +35,11 @@ const CASES: &[(&str, &str, &str)] = &[
         "openclaw/openclaw.json",
         ".openclaw/openclaw.json",
     ),
-    ("copaw", "copaw/config.json", ".copaw/config.json"),
+    (
+        "copaw",
+        "copaw/active_model.json",
+        ".copaw.secret/providers/active_model.json",
+    ),
     ("ironclaw", "ironclaw/dot.env", ".ironclaw/.env"),
     ("picoclaw", "picoclaw/config.json", ".picoclaw/config.json"),
     ("zeroclaw", "zeroclaw/config.toml", ".zeroclaw/config.toml"),
@@ -148,8 +152,18 @@ async fn every_adapter_applies_verifies_and_reverts_byte_for_byte() {
 
         let d = driver::disconnect(&*a, &env, &backups).unwrap();
         assert!(d.changed, "{name}");
+        // The main file comes back; files MetaClaw added beside it (CoPaw's provider) go.
         assert!(
-            d.files.iter().all(|f| f.action == Reverted::Restored),
+            d.files.iter().all(|f| f.action == Reverted::Restored
+                || f.path != file && f.action == Reverted::Deleted),
+            "{name}: {:?}",
+            d.files
+        );
+        assert!(
+            d.files
+                .iter()
+                .filter(|f| f.action == Reverted::Deleted)
+                .all(|f| !f.path.exists()),
             "{name}: {:?}",
             d.files
         );

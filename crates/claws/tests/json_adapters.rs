@@ -302,38 +302,79 @@ fn openclaw_refuses_a_providers_value_that_is_not_an_object() {
 }
 
 #[test]
-fn copaw_default_model_points_at_metaclaw() {
-    let out = round_trip("copaw", "copaw/config.json");
-    let d = open(&out);
+fn copaw_active_model_names_the_metaclaw_provider() {
+    let a = adapter("copaw");
+    assert!(a.creates_config());
     let t = target();
-    assert_eq!(
-        d.get(&["models", "default"]),
-        Some(json!({
-            "provider": "openai_compatible",
-            "model": t.model,
-            "api_key": t.api_key,
-            "base_url": t.openai_base,
-        }))
-    );
-    assert_eq!(d.get(&["models", "vision", "model"]), Some(json!("gpt-4o")));
-    // Plain JSON stays plain JSON: no trailing commas, no unquoted keys.
-    assert!(
-        !out.contains(",\n    }") && !out.contains(",\n  }"),
-        "{out}"
-    );
-    assert!(serde_json::from_str::<Value>(&out).is_ok());
+    // CoPaw's own layout (`json.dump(indent=2)`, no newline at the end).
+    let (out, _) = connect(&*a, &fixture("copaw/active_model.json"));
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v, json!({"provider_id": "metaclaw", "model": t.model}));
+    // Created from nothing too, and a second connect changes nothing.
+    let (fresh, _) = connect(&*a, "{}\n");
+    let v: Value = serde_json::from_str(&fresh).unwrap();
+    assert_eq!(v, json!({"provider_id": "metaclaw", "model": t.model}));
+    let (twice, _) = connect(&*a, &fresh);
+    assert_eq!(twice, fresh);
 }
 
 #[test]
-fn copaw_config_is_created_from_nothing() {
+fn copaw_provider_file_is_what_copaw_add_provider_writes() {
     let a = adapter("copaw");
-    assert!(a.creates_config());
-    // The driver seeds a missing JSON file with `{}`.
-    let (out, _) = connect(&*a, "{}\n");
-    assert_eq!(a.read_back(&*open(&out)), Some(wanted()));
-    assert!(serde_json::from_str::<Value>(&out).is_ok(), "{out}");
-    let (twice, _) = connect(&*a, &out);
-    assert_eq!(twice, out);
+    let t = target();
+    let path = PathBuf::from("/h/.copaw.secret/providers/custom/metaclaw.json");
+    let d = open("{}\n");
+    let edits = a.companion_edits(&path, &*d, &t).unwrap();
+    let mut after = open("{}\n");
+    apply(&mut *after, &edits).unwrap();
+    let v: Value = serde_json::from_str(&after.render()).unwrap();
+    // The fields `copaw models add-provider metaclaw` + `add-model` write (CoPaw 1.0.2).
+    let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        [
+            "id",
+            "name",
+            "base_url",
+            "api_key",
+            "chat_model",
+            "models",
+            "extra_models",
+            "api_key_prefix",
+            "is_local",
+            "freeze_url",
+            "require_api_key",
+            "is_custom",
+            "support_model_discovery",
+            "support_connection_check",
+            "generate_kwargs",
+            "meta",
+        ]
+    );
+    assert_eq!(v["id"], "metaclaw");
+    assert_eq!(v["base_url"], json!(t.openai_base));
+    assert_eq!(v["api_key"], json!(t.api_key));
+    assert_eq!(v["chat_model"], "OpenAIChatModel");
+    assert_eq!(v["extra_models"][0]["id"], json!(t.model));
+
+    // An agent with a model of its own is repointed; one without is left alone.
+    let agent = PathBuf::from("/h/.copaw/workspaces/default/agent.json");
+    let own = "{\n  \"id\": \"default\",\n  \"active_model\": {\"provider_id\": \"openai\", \"model\": \"gpt-4o\"}\n}";
+    let edits = a.companion_edits(&agent, &*open(own), &t).unwrap();
+    assert_eq!(
+        edits,
+        vec![Edit::set(
+            &["active_model"],
+            json!({"provider_id": "metaclaw", "model": t.model})
+        )]
+    );
+    for none in ["{\"id\": \"default\"}", "{\"active_model\": null}"] {
+        assert!(
+            a.companion_edits(&agent, &*open(none), &t)
+                .unwrap()
+                .is_empty()
+        );
+    }
 }
 
 #[test]
@@ -482,9 +523,11 @@ fn files_binaries_and_restarts() {
         ),
         (
             "copaw",
-            ".copaw/config.json",
+            ".copaw.secret/providers/active_model.json",
             "copaw",
-            "copaw daemon restart",
+            // CoPaw has no command that reloads a running app (`copaw daemon restart`
+            // says "Not running inside app"): the notes say to restart it.
+            "",
             true,
         ),
         (
@@ -514,8 +557,8 @@ fn files_binaries_and_restarts() {
             Some(PathBuf::from("/home/someone").join(file))
         );
         assert_eq!(
-            a.restart_command(&env).map(|v| v.join(" ")).as_deref(),
-            Some(restart)
+            a.restart_command(&env).map(|v| v.join(" ")),
+            Some(restart.to_owned()).filter(|r| !r.is_empty())
         );
     }
 }

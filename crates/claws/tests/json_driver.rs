@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use metaclaw_claws::adapters::by_name;
-use metaclaw_claws::driver::{connect, disconnect};
+use metaclaw_claws::driver::{Restart, connect, disconnect, endpoint, status};
 use metaclaw_claws::{CommandOutput, Env, Format, Runner, Target, doc};
 use serde_json::json;
 
@@ -104,25 +104,149 @@ fn openclaw_keeps_the_users_later_edit_on_disconnect() {
     );
 }
 
+/// A CoPaw 1.0.x home as `copaw init` and a configured provider leave it: the default agent
+/// has a model of its own, the QA agent follows the global active model.
+fn copaw_home(home: &Path) -> Vec<(std::path::PathBuf, String)> {
+    let ws = |id: &str| home.join(".copaw/workspaces").join(id);
+    let config = json!({
+        "agents": {
+            "active_agent": "default",
+            "profiles": {
+                "default": {"id": "default", "workspace_dir": ws("default"), "enabled": true},
+                "qa": {"id": "qa", "workspace_dir": ws("qa"), "enabled": true},
+            },
+        },
+    });
+    let files = vec![
+        (
+            home.join(".copaw/config.json"),
+            serde_json::to_string_pretty(&config).unwrap(),
+        ),
+        (
+            ws("default").join("agent.json"),
+            "{\n  \"id\": \"default\",\n  \"name\": \"Default Agent\",\n  \"active_model\": {\n    \"provider_id\": \"openai\",\n    \"model\": \"gpt-4o\"\n  },\n  \"language\": \"en\"\n}".to_owned(),
+        ),
+        (
+            ws("qa").join("agent.json"),
+            "{\n  \"id\": \"qa\",\n  \"active_model\": null\n}".to_owned(),
+        ),
+        (
+            home.join(".copaw.secret/providers/active_model.json"),
+            fixture("copaw/active_model.json"),
+        ),
+        (
+            home.join(".copaw.secret/providers/builtin/openai.json"),
+            "{\n  \"id\": \"openai\",\n  \"base_url\": \"https://api.openai.com/v1\",\n  \"api_key\": \"ENC:gAAAAuser\"\n}".to_owned(),
+        ),
+    ];
+    for (path, text) in &files {
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, text).unwrap();
+    }
+    files
+}
+
 #[test]
-fn copaw_config_is_created_and_removed_again() {
+fn copaw_is_registered_as_its_active_provider_and_reverted_exactly() {
     let home = tempfile::tempdir().unwrap();
     let backups = home.path().join(".metaclaw/agent-backup");
     let env = env(home.path());
     let a = by_name("copaw").unwrap();
-    let file = home.path().join(".copaw/config.json");
+    let originals = copaw_home(home.path());
+    let provider = home
+        .path()
+        .join(".copaw.secret/providers/custom/metaclaw.json");
+    let agent_json = |id: &str| {
+        home.path()
+            .join(".copaw/workspaces")
+            .join(id)
+            .join("agent.json")
+    };
+    let read = |p: &Path| -> serde_json::Value {
+        serde_json::from_str(&fs::read_to_string(p).unwrap()).unwrap()
+    };
+
+    // Before: CoPaw resolves the default agent's own model, OpenAI's.
+    let s = status(&*a, &env, &backups);
+    assert_eq!(s.points_at.unwrap().base, "https://api.openai.com/v1");
+    assert!(!s.connected && s.problem.is_none(), "{:?}", s.problem);
+
+    let c = connect(&*a, &env, &target(), &backups).unwrap();
+    assert!(c.changed && !c.created);
+    assert_eq!(c.restart, Restart::NoCommand);
+    let active = read(
+        &home
+            .path()
+            .join(".copaw.secret/providers/active_model.json"),
+    );
+    assert_eq!(
+        active,
+        json!({"provider_id": "metaclaw", "model": "kimi-k2.5"})
+    );
+    let p = read(&provider);
+    assert_eq!(p["base_url"], "http://127.0.0.1:30123/v1");
+    assert_eq!(p["api_key"], "mc-proxy-key-7f3a");
+    assert_eq!(
+        read(&agent_json("default"))["active_model"],
+        json!({"provider_id": "metaclaw", "model": "kimi-k2.5"})
+    );
+    // The agent without a model of its own is not touched.
+    assert_eq!(
+        fs::read_to_string(agent_json("qa")).unwrap(),
+        originals[2].1
+    );
+    assert!(!connect(&*a, &env, &target(), &backups).unwrap().changed);
+
+    let ep = endpoint(&*a, &env).unwrap().unwrap();
+    assert_eq!(ep.base, "http://127.0.0.1:30123/v1");
+    assert_eq!(ep.api_key, "mc-proxy-key-7f3a");
+    assert_eq!(ep.model, "kimi-k2.5");
+    assert!(status(&*a, &env, &backups).connected);
+
+    // CoPaw encrypts the plaintext key the first time it loads the provider.
+    let mut enc = p.clone();
+    enc["api_key"] = json!("ENC:gAAAAABencrypted");
+    fs::write(&provider, serde_json::to_string_pretty(&enc).unwrap()).unwrap();
+    let err = endpoint(&*a, &env).unwrap_err().to_string();
+    assert!(err.contains("encrypted"), "{err}");
+    assert!(status(&*a, &env, &backups).connected);
+
+    disconnect(&*a, &env, &backups).unwrap();
+    for (path, text) in &originals {
+        assert_eq!(
+            &fs::read_to_string(path).unwrap(),
+            text,
+            "{}",
+            path.display()
+        );
+    }
+    assert!(!provider.exists());
+    assert!(!status(&*a, &env, &backups).connected);
+}
+
+#[test]
+fn copaw_files_are_created_and_removed_again() {
+    let home = tempfile::tempdir().unwrap();
+    let backups = home.path().join(".metaclaw/agent-backup");
+    let env = env(home.path());
+    let a = by_name("copaw").unwrap();
+    let active = home
+        .path()
+        .join(".copaw.secret/providers/active_model.json");
+    let provider = home
+        .path()
+        .join(".copaw.secret/providers/custom/metaclaw.json");
 
     let c = connect(&*a, &env, &target(), &backups).unwrap();
     assert!(c.created);
-    let text = fs::read_to_string(&file).unwrap();
-    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert!(active.exists() && provider.exists());
     assert_eq!(
-        v["models"]["default"]["base_url"],
-        json!("http://127.0.0.1:30123/v1")
+        endpoint(&*a, &env).unwrap().unwrap().base,
+        "http://127.0.0.1:30123/v1"
     );
 
     disconnect(&*a, &env, &backups).unwrap();
-    assert!(!file.exists());
+    assert!(!active.exists() && !provider.exists());
 }
 
 #[test]
