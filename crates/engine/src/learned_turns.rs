@@ -2,28 +2,93 @@
 //! already learned from. Each job keeps its own mark (`<job>.<session>` in the store's state),
 //! so skill evolution and memory extraction move independently.
 
-use metaclaw_store::{Store, TurnRow};
+use metaclaw_store::{End, Store, TurnRange, TurnRow};
 
 /// The mark's key for `job` (`skills.evolved_through`, `memory.extracted_through`).
 pub fn mark_key(job: &str, session: &str) -> String {
     format!("{job}.{session}")
 }
 
-/// Successful (2xx, no error) main turns of `session` after `job`'s mark, oldest first. Blocking.
-pub fn after_mark(store: &Store, job: &str, session: &str) -> Result<Vec<TurnRow>, String> {
-    let done: Option<u64> = store
+/// Turns read from the database at once for a job's older backlog.
+const PAGE: usize = 200;
+
+/// What a job reads of one session: the newest learnable turns after its mark, and how many
+/// older ones wait before them (read page by page, never all at once).
+#[derive(Debug)]
+pub struct Backlog {
+    /// Oldest first.
+    pub newest: Vec<TurnRow>,
+    /// Learnable turns in the range older than `newest`.
+    pub older: usize,
+    range: TurnRange,
+}
+
+/// Successful (2xx, no error) main turns of `session` after `job`'s mark and up to `through`
+/// (a failed stretch is offered again as it was, not grown): the newest `newest` of them,
+/// and a count of the rest. Blocking.
+pub fn backlog(
+    store: &Store,
+    job: &str,
+    session: &str,
+    through: Option<u64>,
+    newest: usize,
+) -> Result<Backlog, String> {
+    let after: Option<u64> = store
         .state_get(&mark_key(job, session))
         .map_err(|e| e.to_string())?
         .and_then(|v| v.parse().ok());
-    let turns = store
-        .session_turns_after(session, done)
+    let range = TurnRange { after, through };
+    let rows = store
+        .learnable_turns(session, range, newest, End::Newest)
         .map_err(|e| e.to_string())?;
-    Ok(turns
-        .into_iter()
-        // A turn with an error (a stream cut short, a client gone) holds a partial reply:
-        // nothing to learn from, even when its status was 200.
-        .filter(|t| t.turn_type == "main" && (200..300).contains(&t.status) && t.error.is_none())
-        .collect())
+    let total = store
+        .count_learnable_turns(session, range)
+        .map_err(|e| e.to_string())?;
+    Ok(Backlog {
+        older: total.saturating_sub(rows.len()),
+        newest: rows,
+        range,
+    })
+}
+
+impl Backlog {
+    /// The turn a job that read this backlog has learned through.
+    pub fn through(&self) -> Option<u64> {
+        self.newest.last().map(|t| t.turn_index)
+    }
+
+    /// Hands the older turns to `f` in pages, oldest first; each page is dropped before the
+    /// next is read, so a long backlog costs one page of memory. Blocking.
+    pub fn for_each_older_page(
+        &self,
+        store: &Store,
+        session: &str,
+        mut f: impl FnMut(Vec<TurnRow>),
+    ) -> Result<(), String> {
+        let Some(first) = self.newest.first().filter(|_| self.older > 0) else {
+            return Ok(());
+        };
+        let Some(before) = first.turn_index.checked_sub(1) else {
+            return Ok(());
+        };
+        let mut range = TurnRange {
+            after: self.range.after,
+            through: Some(before),
+        };
+        loop {
+            let page = store
+                .learnable_turns(session, range, PAGE, End::Oldest)
+                .map_err(|e| e.to_string())?;
+            let Some(last) = page.last() else { break };
+            range.after = Some(last.turn_index);
+            let full = page.len() == PAGE;
+            f(page);
+            if !full {
+                break;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Turns sent to a learning model in one call, at most.
@@ -106,21 +171,68 @@ mod tests {
                 turn(4, 200, None),
             ])
             .unwrap();
-        let kept: Vec<i64> = after_mark(&store, "memory.extracted_through", "s")
-            .unwrap()
-            .iter()
-            .map(|t| t.created_at_ms)
-            .collect();
+        let read = backlog(&store, "memory.extracted_through", "s", None, 10).unwrap();
+        let kept: Vec<i64> = read.newest.iter().map(|t| t.created_at_ms).collect();
         assert_eq!(kept, [1, 4]);
+        assert_eq!(read.older, 0);
         // Past the mark (turn index 0 learned from), only newer turns are read.
         store
             .state_set(&mark_key("memory.extracted_through", "s"), "0")
             .unwrap();
-        let after: Vec<u64> = after_mark(&store, "memory.extracted_through", "s")
+        let after: Vec<u64> = backlog(&store, "memory.extracted_through", "s", None, 10)
             .unwrap()
+            .newest
             .iter()
             .map(|t| t.turn_index)
             .collect();
         assert_eq!(after, [3]);
+    }
+
+    #[test]
+    fn a_long_backlog_is_read_newest_first_then_in_pages() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("m.db")).unwrap();
+        let turns: Vec<_> = (0..1000)
+            .map(|i| metaclaw_store::NewTurn {
+                session_id: "s".into(),
+                turn_type: "main".into(),
+                scope: "default".into(),
+                client_protocol: "openai".into(),
+                upstream_protocol: "openai".into(),
+                upstream: "u".into(),
+                model: "m".into(),
+                request_json: "{}".into(),
+                reply_json: None,
+                // Every tenth failed: never read, never counted.
+                status: if i % 10 == 9 { 500 } else { 200 },
+                error: None,
+                input_tokens: None,
+                output_tokens: None,
+                overhead_ms: 0.0,
+                ttft_ms: None,
+                total_ms: 0.0,
+                created_at_ms: i,
+                skill_generation: 0,
+                injected_skills: Vec::new(),
+            })
+            .collect();
+        store.insert_turns(&turns).unwrap();
+        store.state_set(&mark_key("job", "s"), "99").unwrap();
+        // Through 899 (a failed stretch offered again as it was): turns 100..=899.
+        let read = backlog(&store, "job", "s", Some(899), 20).unwrap();
+        let newest: Vec<u64> = read.newest.iter().map(|t| t.turn_index).collect();
+        let expected: Vec<u64> = (100..=899).filter(|i| i % 10 != 9).collect();
+        assert_eq!(newest, expected[expected.len() - 20..]);
+        assert_eq!(read.through(), Some(898));
+        assert_eq!(read.older, expected.len() - 20);
+        let mut pages = Vec::new();
+        let mut older = Vec::new();
+        read.for_each_older_page(&store, "s", |page| {
+            pages.push(page.len());
+            older.extend(page.iter().map(|t| t.turn_index));
+        })
+        .unwrap();
+        assert_eq!(older, expected[..expected.len() - 20]);
+        assert!(pages.iter().all(|&n| n <= PAGE), "{pages:?}");
     }
 }

@@ -28,7 +28,7 @@ pub use series::{Buckets, RequestBucket};
 pub use sessions::SessionRow;
 pub use skill_events::{NewSkillEvent, RejectedSkill, SkillEventCounts, SkillEventRow};
 pub use stats::StoreStats;
-pub use turns::{NewTurn, TurnId, TurnRow};
+pub use turns::{End, NewTurn, TurnId, TurnRange, TurnRow};
 
 /// The schema version this binary writes and understands.
 pub const SCHEMA_VERSION: i64 = migrations::MIGRATIONS.len() as i64;

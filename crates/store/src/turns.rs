@@ -6,6 +6,20 @@ use serde::Serialize;
 use crate::error::StoreError;
 use crate::open::Store;
 
+/// Which end of a range of turns a bounded read takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum End {
+    Oldest,
+    Newest,
+}
+
+/// Turns with `after < turn_index <= through`; `None` leaves that side open.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TurnRange {
+    pub after: Option<u64>,
+    pub through: Option<u64>,
+}
+
 /// Row id of a stored turn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(transparent)]
@@ -96,19 +110,71 @@ impl Store {
     /// A session's turns after `after` (its turn index), oldest first; all of them for `None`.
     /// Learning jobs read only what they have not learned from yet, so a long session does
     /// not load its whole history on every trigger.
-    pub fn session_turns_after(
+    /// Turns a learning job may read: `session`'s successful main turns (2xx, no error)
+    /// with `after < turn_index <= through`, at most `limit` of them, taken from the `from`
+    /// end of that range and returned oldest first. Bounded so a job that fell behind never
+    /// loads its whole backlog at once.
+    pub fn learnable_turns(
         &self,
         session_id: &str,
-        after: Option<u64>,
+        range: TurnRange,
+        limit: usize,
+        from: End,
     ) -> Result<Vec<TurnRow>, StoreError> {
+        let order = match from {
+            End::Oldest => "ASC",
+            End::Newest => "DESC",
+        };
         let sql = format!(
             "SELECT {ROW_COLUMNS} FROM turns WHERE session_id = ?1 AND turn_index > ?2
-             ORDER BY turn_index"
+               AND turn_index <= ?3 AND turn_type = 'main' AND status BETWEEN 200 AND 299
+               AND error IS NULL
+             ORDER BY turn_index {order} LIMIT ?4"
         );
         let mut stmt = self.conn.prepare_cached(&sql)?;
-        let after = after.map_or(-1, |a| i64::try_from(a).unwrap_or(i64::MAX));
-        let rows = stmt.query_map(params![session_id, after], turn_row)?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        let index =
+            |i: Option<u64>, none: i64| i.map_or(none, |i| i64::try_from(i).unwrap_or(i64::MAX));
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows = stmt.query_map(
+            params![
+                session_id,
+                index(range.after, -1),
+                index(range.through, i64::MAX),
+                limit
+            ],
+            turn_row,
+        )?;
+        let mut rows: Vec<TurnRow> = rows.collect::<Result<_, _>>()?;
+        if from == End::Newest {
+            rows.reverse();
+        }
+        Ok(rows)
+    }
+
+    /// How many turns [`Store::learnable_turns`] would find in `range` without a limit.
+    pub fn count_learnable_turns(
+        &self,
+        session_id: &str,
+        range: TurnRange,
+    ) -> Result<usize, StoreError> {
+        let index =
+            |i: Option<u64>, none: i64| i.map_or(none, |i| i64::try_from(i).unwrap_or(i64::MAX));
+        let n: i64 = self
+            .conn
+            .prepare_cached(
+                "SELECT COUNT(*) FROM turns WHERE session_id = ?1 AND turn_index > ?2
+                   AND turn_index <= ?3 AND turn_type = 'main' AND status BETWEEN 200 AND 299
+                   AND error IS NULL",
+            )?
+            .query_row(
+                params![
+                    session_id,
+                    index(range.after, -1),
+                    index(range.through, i64::MAX)
+                ],
+                |r| r.get(0),
+            )?;
+        Ok(usize::try_from(n).unwrap_or(0))
     }
 
     pub fn session_turns(&self, session_id: &str) -> Result<Vec<TurnRow>, StoreError> {

@@ -27,6 +27,9 @@ const KNOWN: u32 = 40;
 /// Similar units each candidate is reconciled against.
 const SIMILAR: usize = 5;
 const MAX_TOKENS: u32 = 2000;
+/// Rule candidates kept from a backlog older than the model's window (the newest win): a
+/// session the model could not keep up with is still read whole, within bounded memory.
+const MAX_OLDER_CANDIDATES: usize = 500;
 
 /// What an extraction did, as the compatibility routes and the CLI report it.
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
@@ -65,8 +68,10 @@ pub struct Extractor<'a> {
 
 /// Turns of `session` after the last extraction, and the scope they belong to.
 struct Pending {
-    /// Older than the window sent to the model: read by the rules (newest turns win).
-    older: Vec<TurnText>,
+    /// What the rules found in the turns older than the window sent to the model.
+    older: Vec<Candidate>,
+    /// How many turns that was.
+    older_turns: usize,
     /// What the model is shown.
     turns: Vec<TurnText>,
     scope: String,
@@ -112,12 +117,12 @@ impl Extractor<'_> {
             }
         };
         out.scope = pending.scope.clone();
-        out.turns = pending.turns.len() + pending.older.len();
+        out.turns = pending.turns.len() + pending.older_turns;
         if out.turns == 0 {
             return out;
         }
         let all_by_rules = || {
-            let mut c = extract::extract_rules(&pending.older);
+            let mut c = pending.older.clone();
             c.extend(extract::extract_rules(&pending.turns));
             c
         };
@@ -133,7 +138,7 @@ impl Extractor<'_> {
                 Ok((mut candidates, rejected)) => {
                     self.pacing.succeeded(session_id);
                     out.rejected = rejected;
-                    candidates.extend(extract::extract_rules(&pending.older));
+                    candidates.extend(pending.older.iter().cloned());
                     (candidates, Source::Extracted)
                 }
                 Err(e) => {
@@ -182,33 +187,41 @@ impl Extractor<'_> {
             // The session's last turn may still be in the recorder's queue.
             recorder.flush().map_err(|e| e.to_string())?;
             let store = Store::open_read_only(&db).map_err(|e| e.to_string())?;
-            let mut fresh = learned_turns::after_mark(&store, JOB, &session)?;
-            fresh.retain(|t| limit.is_none_or(|l| t.turn_index <= l));
+            let backlog =
+                learned_turns::backlog(&store, JOB, &session, limit, learned_turns::WINDOW_TURNS)?;
             let scope = chosen
-                .or_else(|| fresh.last().map(|t| t.scope.clone()))
+                .or_else(|| backlog.newest.last().map(|t| t.scope.clone()))
                 .unwrap_or_default();
-            let through = fresh.last().map(|t| t.turn_index);
-            let turns: Vec<TurnText> = fresh
-                .iter()
-                .filter_map(|t| {
-                    digest(t).map(|d| TurnText {
-                        user: d.user,
-                        assistant: d.assistant,
-                        session_id: session.clone(),
-                        turn_index: t.turn_index,
-                    })
+            let through = backlog.through();
+            let text = |t: &metaclaw_store::TurnRow| {
+                digest(t).map(|d| TurnText {
+                    user: d.user,
+                    assistant: d.assistant,
+                    session_id: session.clone(),
+                    turn_index: t.turn_index,
                 })
-                .collect();
+            };
+            let mut older = Vec::new();
+            backlog.for_each_older_page(&store, &session, |page| {
+                let texts: Vec<TurnText> = page.iter().filter_map(text).collect();
+                older.extend(extract::extract_rules(&texts));
+                if older.len() > MAX_OLDER_CANDIDATES {
+                    older.drain(..older.len() - MAX_OLDER_CANDIDATES);
+                }
+            })?;
+            let turns: Vec<TurnText> = backlog.newest.iter().filter_map(text).collect();
             let known = if scope.is_empty() {
                 Vec::new()
             } else {
                 db::active_in_scope(store.connection(), &scope, None, KNOWN)
                     .map_err(|e| e.to_string())?
             };
-            let (older, turns) =
+            let (beyond, turns) =
                 learned_turns::newest_window(turns, |t| t.user.len() + t.assistant.len());
+            older.extend(extract::extract_rules(&beyond));
             Ok(Pending {
                 older,
+                older_turns: backlog.older + beyond.len(),
                 turns,
                 scope,
                 through,

@@ -365,8 +365,8 @@ async fn evolve(worker: &mut Worker, job: &Job, stop: &StopSignal, pacing: &Paci
         // Queued before the back-off began: the turns wait for a later trigger.
         Decision::Wait | Decision::Fallback => return out,
     };
-    let (turns, through) = match &job.samples {
-        Some(samples) => (samples.clone(), Vec::new()),
+    let (turns, through, unread) = match &job.samples {
+        Some(samples) => (samples.clone(), Vec::new(), 0),
         None => match unevolved_turns(worker, &job.sessions, limit).await {
             Ok(found) => found,
             Err(e) => return failed(out, e),
@@ -376,7 +376,7 @@ async fn evolve(worker: &mut Worker, job: &Job, stop: &StopSignal, pacing: &Paci
         return out;
     }
     let (older, turns) = learned_turns::newest_window(turns, digest_bytes);
-    out.older_turns_skipped = older.len();
+    out.older_turns_skipped = older.len() + unread;
     let snapshot = worker.current.get();
     let library = snapshot.library.clone();
     let asked: String = turns
@@ -474,13 +474,14 @@ fn failed(mut out: Outcome, error: String) -> Outcome {
     out
 }
 
-/// Main turns of `sessions` after the last one evolved on, oldest first, and the new
-/// high-water marks to store once the evolution is done.
+/// The newest main turns of `sessions` after the last one evolved on, oldest first, the new
+/// high-water marks to store once the evolution is done, and how many older turns were
+/// passed over.
 async fn unevolved_turns(
     worker: &Worker,
     sessions: &[String],
     limit: Option<u64>,
-) -> Result<(Vec<TurnDigest>, Vec<(String, u64)>), String> {
+) -> Result<(Vec<TurnDigest>, Vec<(String, u64)>, usize), String> {
     let recorder = worker.recorder.clone();
     let db = worker.db.clone();
     let sessions = sessions.to_vec();
@@ -490,16 +491,18 @@ async fn unevolved_turns(
         let store = Store::open_read_only(&db).map_err(|e| e.to_string())?;
         let mut digests = Vec::new();
         let mut through = Vec::new();
+        let mut skipped = 0;
         for session in sessions {
-            let mut fresh = learned_turns::after_mark(&store, JOB, &session)?;
-            // A stretch that failed is offered again as it was, not grown.
-            fresh.retain(|t| limit.is_none_or(|l| t.turn_index <= l));
-            if let Some(last) = fresh.last() {
-                through.push((session.clone(), last.turn_index));
+            // Only the newest window is ever sent; older turns are counted, not read.
+            let backlog =
+                learned_turns::backlog(&store, JOB, &session, limit, learned_turns::WINDOW_TURNS)?;
+            if let Some(last) = backlog.through() {
+                through.push((session.clone(), last));
             }
-            digests.extend(fresh.iter().filter_map(digest));
+            skipped += backlog.older;
+            digests.extend(backlog.newest.iter().filter_map(digest));
         }
-        Ok((digests, through))
+        Ok((digests, through, skipped))
     })
     .await;
     read.map_err(|e| e.to_string())?
