@@ -70,11 +70,11 @@ async fn on_user_messages(
             old.as_ref()
         };
         if let Some(old) = old.filter(|b| !b.is_empty()) {
-            inject::append_to_message(body, index, &old.block);
+            inject::append_to_message(client, body, index, &old.block);
         }
     }
     if !current.is_empty() {
-        inject::append_to_message(body, newest, &current.block);
+        inject::append_to_message(client, body, newest, &current.block);
     }
     observe(state);
     Some(current)

@@ -24,12 +24,29 @@ pub fn delimit(block: &str) -> String {
     format!("{BLOCK_START}\n{body}\n{BLOCK_END}")
 }
 
-/// Identifies a message by its content as the client sent it, so the key is the same each
-/// time the client resends it (and after a restart: SHA-256, not a per-process hash).
+/// Identifies a message by what it says, so the key is the same each time the client resends
+/// it (and after a restart: SHA-256, not a per-process hash).
+///
+/// Clients change how they wrap a message they resend without changing what it says: Claude
+/// Code sends its newest message as text parts with a `cache_control` breakpoint and the same
+/// message as a plain string on the next turn. String content, and text parts joined with
+/// `\n`, are keyed by their text (so a string and a single text part share a key); any other
+/// part by its JSON without `cache_control`.
 pub fn message_key(message: &Value) -> String {
     let mut hasher = Sha256::new();
     match message.get("content") {
         Some(Value::String(s)) => hasher.update(s.as_bytes()),
+        Some(Value::Array(parts)) => {
+            for (i, part) in parts.iter().enumerate() {
+                if i > 0 {
+                    hasher.update(b"\n");
+                }
+                match text_of_part(part) {
+                    Some(text) => hasher.update(text.as_bytes()),
+                    None => hasher.update(without_cache_control(part).to_string().as_bytes()),
+                }
+            }
+        }
         Some(other) => hasher.update(other.to_string().as_bytes()),
         None => {}
     }
@@ -37,8 +54,37 @@ pub fn message_key(message: &Value) -> String {
     digest[..16].iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// The text of a text part (`{"type": "text", "text": …}`, or a part with text and no type).
+fn text_of_part(part: &Value) -> Option<&str> {
+    match part.get("type").and_then(Value::as_str) {
+        Some("text") | None => part.get("text").and_then(Value::as_str),
+        Some(_) => None,
+    }
+}
+
+fn without_cache_control(part: &Value) -> Value {
+    match part {
+        Value::Object(map) if map.contains_key("cache_control") => {
+            let mut map = map.clone();
+            map.remove("cache_control");
+            Value::Object(map)
+        }
+        other => other.clone(),
+    }
+}
+
 /// Appends the delimited block to the message at `index` (a user message).
-pub fn append_to_message(body: &mut Map<String, Value>, index: usize, block: &str) {
+///
+/// In the Anthropic protocol the block is always its own text part, with string content
+/// turned into one text part first: a client that sends a message as parts and resends it as
+/// a string (Claude Code) then gets the same content blocks both times, which the provider
+/// reads as the same prompt. In the OpenAI protocol string content stays a string.
+pub fn append_to_message(
+    protocol: Protocol,
+    body: &mut Map<String, Value>,
+    index: usize,
+    block: &str,
+) {
     let text = delimit(block);
     let Some(msg) = body
         .get_mut("messages")
@@ -47,12 +93,17 @@ pub fn append_to_message(body: &mut Map<String, Value>, index: usize, block: &st
     else {
         return;
     };
+    let part = json!({"type": "text", "text": text});
     match msg.get_mut("content") {
+        Some(Value::String(s)) if protocol == Protocol::Anthropic => {
+            let own = json!({"type": "text", "text": std::mem::take(s)});
+            msg["content"] = json!([own, part]);
+        }
         Some(Value::String(s)) => {
             s.push_str("\n\n");
             s.push_str(&text);
         }
-        Some(Value::Array(parts)) => parts.push(json!({"type": "text", "text": text})),
+        Some(Value::Array(parts)) => parts.push(part),
         _ => {
             msg["content"] = Value::String(text);
         }
@@ -116,8 +167,8 @@ mod tests {
         let mut b = map(json!({"messages":[
             {"role":"user","content":"old"},{"role":"assistant","content":"a"},
             {"role":"user","content":[{"type":"text","text":"new"}]}]}));
-        append_to_message(&mut b, 2, "SKILL");
-        append_to_message(&mut b, 0, "OLD");
+        append_to_message(Protocol::Openai, &mut b, 2, "SKILL");
+        append_to_message(Protocol::Openai, &mut b, 0, "OLD");
         assert_eq!(
             b["messages"][0]["content"],
             format!("old\n\n{}", delimit("OLD"))
@@ -145,6 +196,40 @@ mod tests {
         assert_eq!(message_key(&a), message_key(&b));
         assert_ne!(message_key(&a), message_key(&c));
         assert_eq!(message_key(&a).len(), 32);
+    }
+
+    /// Claude Code sends its newest message as text parts with a breakpoint, and resends it
+    /// as a plain string on the next turn: the key, and the block's place, must not change.
+    #[test]
+    fn a_message_resent_as_a_string_keeps_its_key_and_its_block() {
+        let first = json!({"role":"user","content":[
+            {"type":"text","text":"how do I write a commit message?","cache_control":{"type":"ephemeral"}}]});
+        let again = json!({"role":"user","content":"how do I write a commit message?"});
+        assert_eq!(message_key(&first), message_key(&again));
+        let image =
+            json!({"type":"image","source":{"type":"base64","media_type":"image/png","data":"AA"}});
+        let mut marked = image.clone();
+        marked["cache_control"] = json!({"type":"ephemeral"});
+        assert_eq!(
+            message_key(&json!({"role":"user","content":[{"type":"text","text":"see"}, marked]})),
+            message_key(&json!({"role":"user","content":[{"type":"text","text":"see"}, image]}))
+        );
+        assert_ne!(
+            message_key(&again),
+            message_key(&json!({"role":"user","content":"how do I write a commit message"}))
+        );
+
+        let mut a = map(json!({"messages":[first]}));
+        let mut b = map(json!({"messages":[again]}));
+        append_to_message(Protocol::Anthropic, &mut a, 0, "SKILL");
+        append_to_message(Protocol::Anthropic, &mut b, 0, "SKILL");
+        let mut sent = a["messages"][0]["content"].clone();
+        if let Some(part) = sent[0].as_object_mut() {
+            part.remove("cache_control");
+        }
+        assert_eq!(sent, b["messages"][0]["content"]);
+        assert_eq!(sent.as_array().map(Vec::len), Some(2));
+        assert_eq!(sent[1]["text"], delimit("SKILL"));
     }
 
     #[test]
