@@ -624,3 +624,76 @@ fn a_one_sentence_rule_is_a_skill_and_a_memories_answer_is_not() {
     let parsed = parse_proposals(memories).unwrap();
     assert!(parsed.proposals.is_empty() && parsed.rejected.is_empty());
 }
+
+// ---- one-sentence rules ----
+
+/// A rule as a model writes it for something the user stated: one sentence, a description
+/// naming when it applies.
+fn rule(name: &str, when: &str, sentence: &str) -> Proposal {
+    Proposal {
+        name: name.into(),
+        description: format!("Use when {when}: {sentence}"),
+        category: "productivity".into(),
+        tags: vec![],
+        body: sentence.into(),
+        improves: None,
+    }
+}
+
+fn as_evolved(p: Proposal) -> Skill {
+    Skill {
+        name: p.name,
+        description: p.description,
+        category: p.category,
+        tags: p.tags,
+        always: false,
+        disabled: false,
+        source: Source::Evolved,
+        provenance: None,
+        body: p.body,
+        path: None,
+    }
+}
+
+#[test]
+fn distinct_rules_sharing_a_few_words_are_both_kept() {
+    let lib = library_of(vec![as_evolved(rule(
+        "report-file-names",
+        "naming report files",
+        "Always start report file names with the ISO date.",
+    ))]);
+    let backup = rule(
+        "config-backup",
+        "editing a config file",
+        "Always back up a config file before you edit it, named file.bak.",
+    );
+    let ds = decide(vec![backup], &lib, &origin(), 3);
+    assert_eq!(reasons(&ds), ["add config-backup"]);
+}
+
+#[test]
+fn a_restated_rule_improves_the_one_it_repeats() {
+    let lib = library_of(vec![as_evolved(rule(
+        "report-file-names",
+        "naming report files",
+        "Always start report file names with the ISO date.",
+    ))]);
+    let again = rule(
+        "report-names-iso-date",
+        "naming report files",
+        "Always start report file names with the ISO date, like 2026-12-03-sales.md.",
+    );
+    let ds = decide(vec![again], &lib, &origin(), 3);
+    assert_eq!(reasons(&ds), ["improve report-file-names"]);
+}
+
+#[test]
+fn a_rule_is_kept_beside_the_built_in_procedure_on_its_topic() {
+    let p = rule(
+        "status-update-bullets",
+        "writing a status update",
+        "Always keep status updates to three bullet points at most.",
+    );
+    let ds = decide(vec![p], &bank(), &origin(), 3);
+    assert_eq!(reasons(&ds), ["add status-update-bullets"]);
+}

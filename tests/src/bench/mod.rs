@@ -3,6 +3,7 @@
 
 pub mod client;
 pub mod conversation;
+pub mod learning;
 pub mod load;
 pub mod procs;
 pub mod report;

@@ -31,18 +31,24 @@ pub fn wants_json(request: &Value, raw: &str) -> bool {
 }
 
 /// The reply text when the request is a structured-output call or a registered task.
+/// `lessons`: read rules the way [`super::lessons`] does (stated or corrected, with the
+/// request they apply to) instead of only "From now on" sentences.
 pub fn answer(
     request: &Value,
     raw: &str,
     newest_user_text: &str,
     tasks: &[Task],
+    lessons: bool,
 ) -> Option<String> {
     let schema = request
         .pointer("/response_format/json_schema/name")
         .and_then(Value::as_str);
-    match schema {
-        Some("skills") => return Some(skills(&rules(raw)).to_string()),
-        Some("memories") => return Some(memories(&rules(raw)).to_string()),
+    let read = || super::lessons::read(&super::lessons::prompt_text(request));
+    match (schema, lessons) {
+        (Some("skills"), true) => return Some(super::lessons::skills(&read()).to_string()),
+        (Some("memories"), true) => return Some(super::lessons::memories(&read()).to_string()),
+        (Some("skills"), false) => return Some(skills(&rules(raw)).to_string()),
+        (Some("memories"), false) => return Some(memories(&rules(raw)).to_string()),
         _ => {}
     }
     tasks
@@ -149,7 +155,7 @@ mod tests {
     fn turns_stated_rules_into_skills_and_memories() {
         let raw = r#"{"messages":[{"role":"user","content":"User: hi. From now on, always write meeting times in ISO 8601 with +08:00.\nThanks"}],"response_format":{"json_schema":{"name":"skills"}}}"#;
         let req: Value = serde_json::from_str(raw).unwrap();
-        let out: Value = serde_json::from_str(&answer(&req, raw, "", &[]).unwrap()).unwrap();
+        let out: Value = serde_json::from_str(&answer(&req, raw, "", &[], false).unwrap()).unwrap();
         let body = out["skills"][0]["body"].as_str().unwrap();
         assert!(body.contains("From now on, always write meeting times in ISO 8601 with +08:00"));
         assert_eq!(out["skills"][0]["name"], "rule-write-meeting-times-iso");
@@ -157,7 +163,8 @@ mod tests {
 
         let raw = raw.replace("\"skills\"", "\"memories\"");
         let req: Value = serde_json::from_str(&raw).unwrap();
-        let out: Value = serde_json::from_str(&answer(&req, &raw, "", &[]).unwrap()).unwrap();
+        let out: Value =
+            serde_json::from_str(&answer(&req, &raw, "", &[], false).unwrap()).unwrap();
         assert_eq!(out["memories"][0]["kind"], "procedural_observation");
         assert!(
             out["memories"][0]["content"]
@@ -178,13 +185,20 @@ mod tests {
         let req = json!({});
         let tasks = [task];
         assert_eq!(
-            answer(&req, "... +08:00 ...", "When is the standup?", &tasks).as_deref(),
+            answer(
+                &req,
+                "... +08:00 ...",
+                "When is the standup?",
+                &tasks,
+                false
+            )
+            .as_deref(),
             Some("2026-12-03T09:30:00+08:00")
         );
         assert_eq!(
-            answer(&req, "...", "When is the standup?", &tasks).as_deref(),
+            answer(&req, "...", "When is the standup?", &tasks, false).as_deref(),
             Some("9:30 am")
         );
-        assert_eq!(answer(&req, "...", "hello", &tasks), None);
+        assert_eq!(answer(&req, "...", "hello", &tasks, false), None);
     }
 }

@@ -13,6 +13,7 @@ mod embeddings;
 mod errors;
 mod fault;
 mod learner;
+mod lessons;
 mod openai;
 mod reply;
 mod routes;
@@ -110,6 +111,13 @@ impl FakeUpstream {
     /// "From now on …" sentence of their prompt without any registration.
     pub fn add_task(&self, task: Task) {
         self.shared.add_task(task);
+    }
+
+    /// While on, structured-output calls named `skills` or `memories` learn every rule the
+    /// user's turns state, explicitly or as a correction, with the request it was stated for
+    /// (see `lessons`), instead of only "From now on" sentences.
+    pub fn read_lessons(&self, on: bool) {
+        self.shared.set_read_lessons(on);
     }
 
     pub fn push_reply(&self, text: impl Into<String>) {

@@ -238,7 +238,13 @@ async fn model_request(
         if s.prose_for_structured() && learner::wants_json(&value, &raw) {
             return Some(learner::PROSE.to_owned());
         }
-        learner::answer(&value, &raw, &conv.newest_user_text, &s.tasks())
+        learner::answer(
+            &value,
+            &raw,
+            &conv.newest_user_text,
+            &s.tasks(),
+            s.reads_lessons(),
+        )
     };
     let (reply, fault) = match s.pop_reply().or_else(learned) {
         Some(text) => (reply::scripted(&conv, text), queued),

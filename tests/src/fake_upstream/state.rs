@@ -91,6 +91,7 @@ pub(crate) struct Shared {
     tasks: Mutex<Vec<Task>>,
     reject_response_format: AtomicBool,
     prose_for_structured: AtomicBool,
+    read_lessons: AtomicBool,
     request_count: AtomicU64,
     embedding_requests: AtomicU64,
     cancelled_streams: AtomicU64,
@@ -113,6 +114,7 @@ impl Shared {
             tasks: Mutex::default(),
             reject_response_format: AtomicBool::new(false),
             prose_for_structured: AtomicBool::new(false),
+            read_lessons: AtomicBool::new(false),
             request_count: AtomicU64::new(0),
             embedding_requests: AtomicU64::new(0),
             cancelled_streams: AtomicU64::new(0),
@@ -166,6 +168,14 @@ impl Shared {
 
     pub fn set_prose_for_structured(&self, on: bool) {
         self.prose_for_structured.store(on, Ordering::Relaxed);
+    }
+
+    pub fn set_read_lessons(&self, on: bool) {
+        self.read_lessons.store(on, Ordering::Relaxed);
+    }
+
+    pub fn reads_lessons(&self) -> bool {
+        self.read_lessons.load(Ordering::Relaxed)
     }
 
     pub fn prose_for_structured(&self) -> bool {

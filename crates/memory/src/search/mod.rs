@@ -7,6 +7,7 @@
 mod candidates;
 mod forms;
 mod reason;
+mod request;
 mod retrieve;
 mod score;
 mod semantic;

@@ -45,6 +45,8 @@ pub fn retrieve(
     similar: &[(String, f32)],
 ) -> Result<Retrieval, MemoryError> {
     let always = pinned(conn, scope, policy.max_pinned, now_ms)?;
+    // Only what the request is about: see `request`.
+    let query_text = &super::request::topic(query_text);
     let q = SearchQuery {
         scope: scope.to_owned(),
         text: query_text.to_owned(),

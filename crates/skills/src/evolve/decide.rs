@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 
 use super::parse::{Proposal, Rejection};
-use super::similar::{Corpus, Fingerprint, Similarity};
+use super::similar::{Corpus, Fingerprint, SIDE_THRESHOLD, Similarity};
 use super::validate::{Valid, validate};
 use crate::library::Library;
 use crate::skill::{Provenance, Skill, Source};
@@ -35,8 +35,8 @@ pub struct Origin {
 /// 1. Fields (see `validate`): the name is trimmed and lowercased and must then be a slug
 ///    (`[a-z0-9][a-z0-9-]*`, no trailing hyphen, at most 64 chars, not a Windows device
 ///    name); anything else — `../../x`, `a/b`, `.hidden`, empty — is rejected, never renamed.
-///    Description 10..=300 chars on one line; body trimmed, 80..=8000 chars, at least 4
-///    non-empty lines, without `<metaclaw-context>` delimiters. An empty or unknown category
+///    Description 10..=300 chars on one line; body trimmed, 20..=8000 chars (one
+///    sentence is a valid rule), without `<metaclaw-context>` delimiters. An empty or unknown category
 ///    becomes `general` (logged, not rejected). Tags are cleaned; bad ones dropped.
 /// 2. A name already proposed earlier in the batch is rejected.
 /// 3. Target: a name equal to an existing evolved skill improves it; equal to a built-in or
@@ -45,7 +45,8 @@ pub struct Origin {
 ///    nothing known, the proposal is a new skill under its own name. Improving a disabled
 ///    skill is rejected: the user turned it off. Two proposals writing one name: the second
 ///    is rejected.
-/// 4. Near-duplicates (see `similar`) among all library skills except the target and the
+/// 4. Near-duplicates (see `similar`; a one-sentence rule only duplicates another rule,
+///    see `duplicate`) among all library skills except the target and the
 ///    skills accepted earlier in the batch, most similar first: a duplicate of a batch skill,
 ///    of a disabled skill, or of a built-in/user skill is rejected naming that skill; a new
 ///    skill duplicating an evolved skill becomes an improvement of it.
@@ -83,7 +84,8 @@ pub fn decide(
 struct Batch {
     names: HashSet<String>,
     targets: HashSet<String>,
-    accepted: Vec<(String, Fingerprint)>,
+    /// Name, fingerprint, and whether it is a one-sentence rule.
+    accepted: Vec<(String, Fingerprint, bool)>,
 }
 
 /// The validated proposal, with its final name, and the skill it improves if any.
@@ -104,15 +106,17 @@ fn judge(
 
     // The closest near-duplicate decides; the target itself is what we replace, not a dup.
     let mut dups: Vec<(f32, Dup)> = Vec::new();
+    let rule = is_rule(&v.body);
     for (i, s) in library.skills.iter().enumerate() {
         let sim = corpus.similarity(&fp, &existing[i]);
-        if sim.is_near_duplicate() && previous.as_deref() != Some(s.name.as_str()) {
+        let dup = duplicate(&sim, rule, is_rule(&s.body));
+        if dup && previous.as_deref() != Some(s.name.as_str()) {
             dups.push((sim.mean(), Dup::Library(s, sim)));
         }
     }
-    for (name, other) in &batch.accepted {
+    for (name, other, other_rule) in &batch.accepted {
         let sim = corpus.similarity(&fp, other);
-        if sim.is_near_duplicate() {
+        if duplicate(&sim, rule, *other_rule) {
             dups.push((sim.mean(), Dup::Batch(name, sim)));
         }
     }
@@ -157,9 +161,35 @@ fn judge(
         return Err(format!("over the limit of {max_new} per evolution"));
     }
     batch.targets.insert(name.clone());
-    batch.accepted.push((name.clone(), fp));
+    batch.accepted.push((name.clone(), fp, rule));
     v.name = name;
     Ok((v, previous))
+}
+
+/// A stated rule is one or two plain sentences: this short, on a few lines, no headings.
+const RULE_BODY_CHARS: usize = 400;
+const RULE_LINES: usize = 3;
+
+fn is_rule(body: &str) -> bool {
+    let lines: Vec<&str> = body.lines().filter(|l| !l.trim().is_empty()).collect();
+    body.chars().count() <= RULE_BODY_CHARS
+        && lines.len() <= RULE_LINES
+        && !lines.iter().any(|l| l.trim_start().starts_with('#'))
+}
+
+/// Whether two skills are the same lesson. A one-sentence rule has a handful of words, so
+/// the library-wide thresholds, calibrated on procedures, call two different rules
+/// duplicates once they share two or three ("file", "name", "always"): "start report file
+/// names with the date" would then replace "back up a config file first". And a rule is
+/// never a copy of a procedure: the user's "status updates in three bullets" is a lesson
+/// the built-in status-update procedure does not state. So a rule duplicates only another
+/// rule, and only when both its trigger and its wording match.
+fn duplicate(sim: &Similarity, rule: bool, other_rule: bool) -> bool {
+    match (rule, other_rule) {
+        (false, false) => sim.is_near_duplicate(),
+        (true, true) => sim.head.min(sim.body) >= SIDE_THRESHOLD,
+        _ => false,
+    }
 }
 
 enum Dup<'a> {

@@ -62,9 +62,13 @@ Each skill you write has:
 - name: a lowercase slug of words joined by hyphens (a-z, 0-9, -), at most 64 characters, \
 naming the lesson (e.g. retry-flaky-network-calls).
 - description: one sentence saying when the skill applies and what it achieves; it is what \
-retrieval matches against the user's request.
+retrieval matches against the user's request. For a rule the user stated, name the kinds of \
+task it applies to in the words a user would use when asking for such a task (\"Use when \
+writing git commit messages\"), not only the rule's own words: later requests share few \
+words with how the rule was stated.
 - category: one of {categories}.
-- tags: 0 to 6 short lowercase keywords a user might type.
+- tags: 0 to 6 short lowercase keywords a user might type when asking for a task the skill \
+applies to: topics and objects (\"commit message\", \"weather\"), not verbs like write or give.
 - body: Markdown, as short as the lesson: a rule the user stated (a format, a naming \
 convention, a tone, a step they always want) is one or two plain sentences; a procedure is \
 6 to 40 lines with a `# Title`, `## When to use`, `## Steps` as concrete, checkable numbered \

@@ -48,10 +48,15 @@ pub struct Index {
 impl Index {
     /// Indexes every skill that is not `disabled`.
     pub fn build(skills: &[Skill]) -> Index {
+        Self::build_where(skills, |_| true)
+    }
+
+    /// Indexes the skills that are not `disabled` and pass `keep`.
+    pub fn build_where(skills: &[Skill], keep: impl Fn(&Skill) -> bool) -> Index {
         let mut index = Index::default();
         // Pass 1: term ids per field, to learn the average field lengths.
         let mut fields: Vec<[Vec<u32>; FIELDS]> = Vec::new();
-        for skill in skills.iter().filter(|s| !s.disabled) {
+        for skill in skills.iter().filter(|s| !s.disabled && keep(s)) {
             let texts = [
                 skill.name.as_str(),
                 &skill.tags.join(" "),
@@ -123,6 +128,14 @@ impl Index {
 
     pub fn is_empty(&self) -> bool {
         self.docs.is_empty()
+    }
+
+    /// Ids of `terms` known to the bank.
+    pub(crate) fn ids_of(&self, terms: &[String]) -> Vec<u32> {
+        terms
+            .iter()
+            .filter_map(|t| self.vocab.get(t).copied())
+            .collect()
     }
 
     /// The query's distinct terms known to the bank; unknown terms cannot score.

@@ -38,7 +38,8 @@ impl Retriever {
         min_similarity: f32,
     ) -> Vec<Hit> {
         let (terms, ranked) = self.fused(query, similar, fusion, Some(min_similarity));
-        self.select(ranked, |c| c.0, |c| self.fused_hit(&terms, c))
+        let lessons = self.lessons(query);
+        self.select(ranked, lessons, |c| c.0, |c| self.fused_hit(&terms, c))
     }
 
     /// Every skill either side ranks, in `fusion` order, ignoring thresholds and caps: what

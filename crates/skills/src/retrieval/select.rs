@@ -1,6 +1,7 @@
 //! Turning BM25F scores into the few skills worth injecting.
 
 use super::bm25::Index;
+use super::lessons;
 use crate::Skill;
 
 /// Bounds on what one retrieval may return.
@@ -19,6 +20,14 @@ pub struct RetrievalConfig {
     /// Hits below this fraction of the best hit's score are dropped: a clear winner should
     /// not bring weak neighbours along.
     pub min_relative: f32,
+    /// Evolved skills (the user's own lessons, see `lessons`) returned at most, besides and
+    /// before the `top_k` hits of the whole bank.
+    pub lesson_top_k: usize,
+    /// Minimum score in the lessons lane, on the same scale as `min_score` but with idf
+    /// counted among the lessons. 0.5: one distinctive word in a lesson's name, tags or
+    /// description (≈0.6–0.85) passes; a word the lesson only mentions in its body, or
+    /// one most lessons share, does not.
+    pub lesson_min_score: f32,
 }
 
 impl Default for RetrievalConfig {
@@ -28,6 +37,8 @@ impl Default for RetrievalConfig {
             task_specific_top_k: 2,
             min_score: 0.7,
             min_relative: 0.6,
+            lesson_top_k: 3,
+            lesson_min_score: 0.5,
         }
     }
 }
@@ -50,39 +61,102 @@ pub struct Hit {
 pub struct Retriever {
     pub index: Index,
     pub config: RetrievalConfig,
+    /// Evolved skills only, for the lessons lane.
+    lessons: Index,
+    /// Ids in `lessons` of the words that never select a lesson ([`lessons::GENERIC`]).
+    generic: Vec<u32>,
 }
 
 impl Retriever {
     pub fn new(skills: &[Skill], config: RetrievalConfig) -> Self {
+        let lessons = lessons::index(skills);
+        let mut generic = lessons.ids_of(&lessons::generic_stems());
+        generic.sort_unstable();
         Self {
             index: Index::build(skills),
             config,
+            lessons,
+            generic,
         }
     }
 
-    /// The skills to inject for `query`: pinned skills first, then at most `top_k` scored
-    /// hits that pass both thresholds and the per-category cap, best first.
+    /// The lessons for `query`, best first: at most `lesson_top_k` evolved skills scoring
+    /// at least `lesson_min_score` in their own index, on the query's topic words.
+    pub fn lessons(&self, query: &str) -> Vec<Hit> {
+        let c = &self.config;
+        if self.lessons.is_empty() || c.lesson_top_k == 0 {
+            return Vec::new();
+        }
+        let mut terms = self.lessons.query_terms(query);
+        terms.retain(|t| self.generic.binary_search(t).is_err());
+        let mut scores = vec![0f32; self.lessons.len()];
+        let mut touched = Vec::new();
+        self.lessons.accumulate(&terms, &mut scores, &mut touched);
+        let best = touched
+            .iter()
+            .map(|&d| scores[d as usize])
+            .fold(0.0, f32::max);
+        let floor = c.lesson_min_score.max(c.min_relative * best);
+        let mut ranked: Vec<(u32, f32)> = touched
+            .into_iter()
+            .map(|d| (d, scores[d as usize]))
+            .filter(|&(_, s)| s >= floor)
+            .collect();
+        let docs = &self.lessons.docs;
+        ranked.sort_unstable_by(|a, b| {
+            b.1.total_cmp(&a.1)
+                .then_with(|| docs[a.0 as usize].name.cmp(&docs[b.0 as usize].name))
+        });
+        ranked.truncate(c.lesson_top_k);
+        ranked
+            .into_iter()
+            .map(|(doc, score)| Hit {
+                name: docs[doc as usize].name.clone(),
+                score,
+                matched_terms: self.lessons.matched(&terms, doc),
+                pinned: false,
+                cosine: None,
+            })
+            .collect()
+    }
+
+    /// The skills to inject for `query`: pinned skills first, then the lessons that fit
+    /// (see [`Self::lessons`]), then at most `top_k` scored hits of the whole bank that pass
+    /// both thresholds and the per-category cap, best first.
     pub fn retrieve(&self, query: &str) -> Vec<Hit> {
         let c = &self.config;
         let (terms, ranked) = self.ranked(query, |best| c.min_score.max(c.min_relative * best));
-        self.select(ranked, |r| r.0, |(doc, score)| self.hit(&terms, doc, score))
+        let lessons = self.lessons(query);
+        self.select(
+            ranked,
+            lessons,
+            |r| r.0,
+            |(doc, score)| self.hit(&terms, doc, score),
+        )
     }
 
-    /// Pinned skills first, then entries of `ranked` (best first, never pinned) up to `top_k`
-    /// and within the per-category cap. Shared by lexical and fused retrieval so both bound
-    /// the block the same way; `hit` runs only for the entries taken.
+    /// Pinned skills first, then `lessons`, then entries of `ranked` (best first, never
+    /// pinned) up to `top_k` and within the per-category cap, skipping lessons already
+    /// taken. Shared by lexical and fused retrieval so both bound the block the same way;
+    /// `hit` runs only for the entries taken.
     pub(super) fn select<T>(
         &self,
         ranked: impl IntoIterator<Item = T>,
+        lessons: Vec<Hit>,
         doc: impl Fn(&T) -> u32,
         hit: impl Fn(T) -> Hit,
     ) -> Vec<Hit> {
         let mut hits = self.pinned();
+        hits.extend(lessons);
         // Categories of the hits taken so far; `top_k` is small, so a scan beats a map.
         let mut taken: Vec<&str> = Vec::with_capacity(self.config.top_k);
         for entry in ranked {
             if taken.len() == self.config.top_k {
                 break;
+            }
+            let name = &self.index.docs[doc(&entry) as usize].name;
+            if hits.iter().any(|h| &h.name == name) {
+                continue;
             }
             let category = self.index.docs[doc(&entry) as usize].category.as_str();
             if taken.iter().filter(|&&c| c == category).count() < self.config.task_specific_top_k {

@@ -1,0 +1,113 @@
+//! The learning effect, small: a few rules stated once (outright and as corrections), later
+//! tasks of their kind worded differently, each in a new conversation, and unrelated tasks,
+//! through the real binary and its SQLite database. The scripted model complies only when a
+//! rule is in its prompt, and learns only from what MetaClaw's learning prompts show it.
+//! `learning-bench` runs the full scenario; this guards the effect in CI.
+
+#![allow(clippy::unwrap_used, clippy::panic)] // test helpers outside #[test] fns
+
+mod common;
+
+use std::time::Duration;
+
+use metaclaw_e2e::bench::learning::config::Setup;
+use metaclaw_e2e::bench::learning::run::{self, Outcome, Target};
+use metaclaw_e2e::bench::learning::scenario::{RULES, Rule, UNRELATED};
+use metaclaw_e2e::bench::procs::{self, ProxySpec};
+use metaclaw_e2e::fake_upstream::{FakeOptions, FakeUpstream};
+
+const UPSTREAM_KEY: &str = "sk-learning-test";
+/// Learning settles in a few seconds; the bound only ends a broken run.
+const SETTLE: Duration = Duration::from_secs(60);
+
+/// Rules of five kinds; two are met as corrections of an answer.
+fn rules() -> Vec<Rule> {
+    let pick = [
+        "Celsius",
+        "DD.MM.YYYY",
+        "in French",
+        "cargo nextest",
+        "Markdown table",
+        "ripgrep",
+    ];
+    let rules: Vec<Rule> = RULES
+        .iter()
+        .filter(|r| pick.contains(&r.marker))
+        .copied()
+        .collect();
+    assert_eq!(rules.len(), pick.len());
+    rules
+}
+
+async fn measure(setup: Setup) -> Outcome {
+    let fake = FakeUpstream::start(FakeOptions {
+        api_key: Some(UPSTREAM_KEY.into()),
+        ..FakeOptions::default()
+    })
+    .await
+    .unwrap();
+    let rules = rules();
+    run::script(&fake, &rules);
+    let exe = common::daemon::bin();
+    let spec = ProxySpec {
+        exe: &exe,
+        upstream: fake.addr(),
+        upstream_key: UPSTREAM_KEY,
+        proxy_key: common::daemon::PROXY_KEY,
+        extra_config: setup.yaml(),
+        env: &[],
+    };
+    let proxy = procs::start_proxy(&spec, Duration::from_secs(30))
+        .await
+        .unwrap();
+    let token = std::fs::read_to_string(proxy.home().join("run/admin_token")).unwrap();
+    let target = Target {
+        addr: proxy.addr,
+        proxy_key: common::daemon::PROXY_KEY.into(),
+        admin_token: token.trim().to_string(),
+    };
+    let unrelated = &UNRELATED[..10];
+    let out = run::run(&fake, &target, setup, &rules, unrelated, SETTLE)
+        .await
+        .unwrap();
+    assert!(!out.timed_out, "learning did not settle: {out:?}");
+    assert_eq!(out.unrelated, unrelated.len());
+    out
+}
+
+/// Every later task follows its rule, and no unrelated prompt carries one.
+fn assert_learned(out: &Outcome) {
+    assert_eq!(out.tasks, rules().len() * 4, "{out:?}");
+    assert_eq!(out.missed, Vec::<String>::new(), "{out:?}");
+    assert_eq!(out.leaks, Vec::new(), "{out:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn remembered_rules_come_back_for_tasks_of_their_kind_only() {
+    let out = measure(Setup::MemoryOnly).await;
+    assert_eq!(
+        out.memories,
+        rules().len() as u64,
+        "one preference per rule: {out:?}"
+    );
+    assert_learned(&out);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn evolved_rules_come_back_for_tasks_of_their_kind_only() {
+    let out = measure(Setup::SkillsOnly).await;
+    assert_eq!(
+        out.skills,
+        rules().len() as u64,
+        "one skill per rule: {out:?}"
+    );
+    assert_learned(&out);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn without_learning_no_rule_comes_back() {
+    let out = measure(Setup::LearningOff).await;
+    assert_eq!((out.memories, out.skills), (0, 0), "{out:?}");
+    assert_eq!(out.complied.iter().sum::<usize>(), 0, "{out:?}");
+    assert_eq!(out.leaked, 0, "{out:?}");
+}
