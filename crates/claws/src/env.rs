@@ -92,6 +92,9 @@ impl Env {
             "XDG_CONFIG_HOME",
             "COPAW_WORKING_DIR",
             "COPAW_SECRET_DIR",
+            "OPENCLAW_CONFIG_PATH",
+            "OPENCLAW_STATE_DIR",
+            "OPENCLAW_HOME",
         ]
         .iter()
         .filter_map(|k| std::env::var(k).ok().map(|v| ((*k).to_owned(), v)))

@@ -1,13 +1,23 @@
-//! `openclaw`: `~/.openclaw/openclaw.json` (JSON5) gains a `metaclaw` provider and makes
-//! it the default agents' primary model. The sandbox mode is never touched (the Python
-//! version switched it off as a side effect).
+//! `openclaw`: `~/.openclaw/openclaw.json` (JSON5; found as OpenClaw finds it) gains a
+//! `metaclaw` provider and makes it the default agents' primary model, and the primary of
+//! every agent that pins its own (OpenClaw takes an agent's own `model` before the
+//! defaults). The sandbox mode is never touched (the Python version switched it off as a
+//! side effect).
+//!
+//! Nothing is restarted: OpenClaw's gateway applies `models` and `agents` changes by itself
+//! (config hot reload, on by default), and `openclaw agent` reads the config on every run.
+//! Only with hot reload switched off (`gateway.reload.mode: off`) is the gateway restarted,
+//! and only when it runs as a service: `openclaw gateway restart` cannot restart a gateway
+//! that is not one, and fails when none runs.
+
+mod paths;
 
 use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
 use crate::adapter::{Adapter, Edit};
-use crate::doc::{Doc, Format};
+use crate::doc::{self, Doc, Format};
 use crate::env::Env;
 use crate::error::ClawError;
 use crate::target::{Endpoint, Protocol, Target};
@@ -18,6 +28,8 @@ pub struct OpenClaw;
 const PROVIDER: &str = "metaclaw";
 const MODEL: [&str; 3] = ["agents", "defaults", "model"];
 const ALLOWLIST: [&str; 3] = ["agents", "defaults", "models"];
+/// The agents' roster, by id (`agents.entries.<id>`).
+const ENTRIES: [&str; 2] = ["agents", "entries"];
 const OPENAI_API: &str = "openai-completions";
 const ANTHROPIC_API: &str = "anthropic-messages";
 
@@ -28,13 +40,48 @@ fn text(doc: &dyn Doc, path: &[&str]) -> Option<String> {
     }
 }
 
-/// The default agents' primary model, `provider/model`; OpenClaw also accepts the
-/// shorthand `model: "provider/model"`.
-fn primary(doc: &dyn Doc) -> Option<String> {
-    match doc.get(&MODEL)? {
-        Value::String(s) => Some(s),
+/// The primary of a `model` value, `provider/model`; OpenClaw also accepts the shorthand
+/// `model: "provider/model"`.
+fn primary_of(model: &Value) -> Option<String> {
+    match model {
+        Value::String(s) => Some(s.clone()),
         Value::Object(map) => map.get("primary")?.as_str().map(str::to_owned),
         _ => None,
+    }
+}
+
+/// The default agents' primary model.
+fn primary(doc: &dyn Doc) -> Option<String> {
+    primary_of(&doc.get(&MODEL)?)
+}
+
+/// The agents that pin their own primary model: (id, their `model` value).
+fn pinned(doc: &dyn Doc) -> Vec<(String, Value)> {
+    let Some(Value::Object(entries)) = doc.get(&ENTRIES) else {
+        return Vec::new();
+    };
+    entries
+        .into_iter()
+        .filter_map(|(id, entry)| {
+            let model = entry.get("model")?;
+            primary_of(model).map(|_| (id, model.clone()))
+        })
+        .collect()
+}
+
+fn provider_of(model_ref: &str) -> &str {
+    model_ref.split_once('/').map_or(model_ref, |(p, _)| p)
+}
+
+/// The `agents.defaults.models`-style allowlist at `path` gains `model_ref` when it exists
+/// and lacks it (never created: that would restrict the user).
+fn allow(doc: &dyn Doc, path: &[&str], model_ref: &str, edits: &mut Vec<Edit>) {
+    if let Some(Value::Object(allowed)) = doc.get(path)
+        && !allowed.contains_key(model_ref)
+    {
+        let mut at = path.to_vec();
+        at.push(model_ref);
+        edits.push(Edit::set(&at, json!({})));
     }
 }
 
@@ -52,7 +99,7 @@ impl Adapter for OpenClaw {
     }
 
     fn config_file(&self, env: &Env) -> Result<Option<PathBuf>, ClawError> {
-        Ok(Some(env.home_path(".openclaw/openclaw.json")))
+        Ok(Some(paths::config_file(env)))
     }
 
     fn format(&self) -> Format {
@@ -98,22 +145,40 @@ impl Adapter for OpenClaw {
             model_edit,
         ];
         // `agents.defaults.models`, when the user has one, is the allowlist `/model` picks
-        // from: list MetaClaw's model there too (never creating the list, which would
-        // restrict the user, nor replacing an entry the user already wrote).
+        // from: list MetaClaw's model there too (never replacing an entry the user wrote).
         let model_ref = format!("{PROVIDER}/{}", target.model);
-        if let Some(Value::Object(allowed)) = doc.get(&ALLOWLIST)
-            && !allowed.contains_key(&model_ref)
-        {
-            edits.push(Edit::set(
-                &["agents", "defaults", "models", &model_ref],
-                json!({}),
-            ));
+        allow(doc, &ALLOWLIST, &model_ref, &mut edits);
+        // An agent with its own model never reads the defaults: its primary changes too
+        // (in the shape it has; fallbacks stay), and its own allowlist gains ours.
+        for (id, model) in pinned(doc) {
+            edits.push(match model {
+                Value::String(_) => {
+                    Edit::set(&["agents", "entries", &id, "model"], json!(model_ref))
+                }
+                _ => Edit::set(
+                    &["agents", "entries", &id, "model", "primary"],
+                    json!(model_ref),
+                ),
+            });
+            allow(
+                doc,
+                &["agents", "entries", &id, "models"],
+                &model_ref,
+                &mut edits,
+            );
         }
         Ok(edits)
     }
 
     fn read_back(&self, doc: &dyn Doc) -> Option<Endpoint> {
-        let primary = primary(doc)?;
+        // Where every agent goes: an agent pinning another provider than the defaults'
+        // is reported, so "connected" means no agent still talks to its old provider.
+        let default = primary(doc)?;
+        let primary = pinned(doc)
+            .iter()
+            .filter_map(|(_, m)| primary_of(m))
+            .find(|p| provider_of(p) != provider_of(&default))
+            .unwrap_or(default);
         let (provider, model) = primary.split_once('/')?;
         let base = text(doc, &["models", "providers", provider, "baseUrl"])?;
         let protocol = match text(doc, &["models", "providers", provider, "api"]).as_deref() {
@@ -128,7 +193,29 @@ impl Adapter for OpenClaw {
         })
     }
 
-    fn restart_command(&self, _env: &Env) -> Option<Vec<String>> {
-        Some(vec!["openclaw".into(), "gateway".into(), "restart".into()])
+    fn restart_command(&self, env: &Env) -> Option<Vec<String>> {
+        (!hot_reloads(env) && paths::gateway_service_installed(env))
+            .then(|| vec!["openclaw".into(), "gateway".into(), "restart".into()])
     }
+
+    fn notes(&self) -> Vec<String> {
+        vec![
+            "OpenClaw's gateway applies the change by itself (config hot reload) and \
+             `openclaw agent` reads it on its next run; with `gateway.reload.mode: off`, a \
+             gateway not installed as a service must be restarted by you"
+                .to_owned(),
+        ]
+    }
+}
+
+/// Whether the gateway applies config edits by itself: unless `gateway.reload.mode` is
+/// `off` (a config that cannot be read counts as the default, `hybrid`).
+fn hot_reloads(env: &Env) -> bool {
+    let Ok(text) = std::fs::read_to_string(paths::config_file(env)) else {
+        return true;
+    };
+    doc::open(Format::Json5, &text)
+        .ok()
+        .and_then(|d| d.get(&["gateway", "reload", "mode"]))
+        .is_none_or(|mode| mode != json!("off"))
 }
