@@ -95,6 +95,7 @@ impl Env {
             "OPENCLAW_CONFIG_PATH",
             "OPENCLAW_STATE_DIR",
             "OPENCLAW_HOME",
+            "IRONCLAW_BASE_DIR",
         ]
         .iter()
         .filter_map(|k| std::env::var(k).ok().map(|v| ((*k).to_owned(), v)))

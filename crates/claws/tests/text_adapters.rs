@@ -375,6 +375,17 @@ fn ironclaw_rewrites_its_llm_lines_in_place() {
         a.config_file(&env).unwrap(),
         Some(home.path().join(".ironclaw/.env"))
     );
+    // IronClaw's own base-dir override (`IRONCLAW_BASE_DIR`, src/bootstrap.rs).
+    let moved = env_with(home.path(), &[("IRONCLAW_BASE_DIR", "/srv/ironclaw")]);
+    assert_eq!(
+        a.config_file(&moved).unwrap(),
+        Some(std::path::PathBuf::from("/srv/ironclaw/.env"))
+    );
+    assert!(
+        a.notes()
+            .iter()
+            .any(|n| n.contains("config reset llm_backend"))
+    );
     assert_eq!(a.binary(), Some("ironclaw"));
     assert_eq!(
         a.restart_command(&env),

@@ -1,5 +1,10 @@
-//! `ironclaw`: `~/.ironclaw/.env`, the `LLM_*` variables of its OpenAI-compatible
-//! backend; every other line of the file stays as written.
+//! `ironclaw`: `~/.ironclaw/.env` (`$IRONCLAW_BASE_DIR/.env` when set), the `LLM_*`
+//! variables of its OpenAI-compatible backend; every other line of the file stays as
+//! written.
+//!
+//! Checked against IronClaw 0.24.0's source (`src/bootstrap.rs`, `src/config/llm.rs`), not
+//! the running agent: a backend or model saved in IronClaw's settings database (its setup
+//! wizard does) wins over `.env`, which the notes say.
 
 use std::path::PathBuf;
 
@@ -36,7 +41,11 @@ impl Adapter for IronClaw {
     }
 
     fn config_file(&self, env: &Env) -> Result<Option<PathBuf>, ClawError> {
-        Ok(Some(env.home_path(".ironclaw/.env")))
+        let base = match env.var("IRONCLAW_BASE_DIR").filter(|d| !d.is_empty()) {
+            Some(dir) => PathBuf::from(dir),
+            None => env.home_path(".ironclaw"),
+        };
+        Ok(Some(base.join(".env")))
     }
 
     fn format(&self) -> Format {
@@ -66,5 +75,14 @@ impl Adapter for IronClaw {
 
     fn restart_command(&self, _env: &Env) -> Option<Vec<String>> {
         Some(vec!["ironclaw".into(), "service".into(), "restart".into()])
+    }
+
+    fn notes(&self) -> Vec<String> {
+        vec![
+            "a backend or model chosen in IronClaw's setup is kept in its settings database \
+             and wins over `.env`: `ironclaw config reset llm_backend` and `ironclaw config \
+             reset selected_model` let MetaClaw's settings apply"
+                .to_owned(),
+        ]
     }
 }
