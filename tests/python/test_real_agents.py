@@ -484,6 +484,10 @@ def test_openclaw_tool_round_trip_and_learning(model, protocol):
 
         calls = learn(mc, model, turns[0]["session_id"])
         assert_learning_reads_the_user(calls, ["use Celsius", "notes.txt", "thanks, that helps"], OPENCLAW_ENVELOPES)
+        # The call and the turn carrying its result are one request of the user's: its words
+        # reach each learning call once.
+        for c in calls:
+            assert c.count("suggest a git commit message for it") == 1, c[:3000]
 
         # A new conversation: the preference is in its prompt; no skill fits the weather.
         model.clear()

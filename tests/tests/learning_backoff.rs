@@ -219,8 +219,8 @@ async fn after_the_bounded_attempts_memory_learns_through_the_rules() {
     let d = start(Some(50)).await;
     let deadline = Instant::now() + Duration::from_secs(30);
     let mut i = 0;
-    // Turns keep coming; the model fails, backs off, and after three failures in a row the
-    // rules read the turns: the stated preference becomes a memory.
+    // The model's answer is unusable, and so is its one repair: the rules read the turns at
+    // once, and the stated preference becomes a memory.
     let unit = loop {
         d.chat(
             "pref",
@@ -249,7 +249,22 @@ async fn after_the_bounded_attempts_memory_learns_through_the_rules() {
     );
     let status = d.status();
     let memory = job(&status, "memory_extraction").unwrap();
-    assert!(memory["failures"].as_u64().unwrap() >= 3, "{memory}");
+    assert!(memory["failures"].as_u64().unwrap() >= 1, "{memory}");
+    assert!(
+        memory["last_given_up"]
+            .as_str()
+            .unwrap()
+            .contains("the rules read them"),
+        "{memory}"
+    );
+    // Every unusable answer was sent back once: each first call has its repair.
+    let repairs = d
+        .learner
+        .requests()
+        .iter()
+        .filter(|r| r.body.to_string().contains("could not be used"))
+        .count();
+    assert!(repairs >= 1, "no repair request");
     assert!(
         memory["last_error"]
             .as_str()

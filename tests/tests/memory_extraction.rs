@@ -136,24 +136,46 @@ async fn a_changed_preference_supersedes_a_repeat_is_ignored_and_garbage_loses_n
     assert_eq!(out["ignored"], 1, "{out}");
     assert_eq!(d.units("active").await.len(), 1, "not stored twice");
 
-    // An unusable answer stores nothing and keeps the turn for the next attempt.
+    // An unusable answer is sent back once with the reason; the repaired answer is stored.
     d.turn("s4", "I also prefer dark themes.").await;
     d.extractor
         .push_reply("I'd rather not answer in JSON today.");
-    let out = d.extract("s4").await;
-    assert!(
-        out["error"].as_str().unwrap().contains("not usable"),
-        "{out}"
-    );
     d.extractor.push_reply(
         json!({"memories": [{"kind": "preference", "content": "Prefers dark themes.", "fact_key": "pref:theme",
                               "importance": 0.7, "confidence": 0.9, "tags": [], "source_turn": null}]})
         .to_string(),
     );
+    let calls = d.extractor.request_count();
     let out = d.extract("s4").await;
-    assert_eq!(out["turns"], 1, "the turn was still waiting: {out}");
-    assert!(out["error"].is_null());
+    assert!(out["error"].is_null(), "{out}");
+    assert_eq!(out["extractor"], "model", "{out}");
+    assert_eq!(d.extractor.request_count(), calls + 2, "one repair");
+    let repair = d.extractor.requests().pop().unwrap().body.to_string();
+    assert!(repair.contains("could not be used"), "{repair}");
+    assert!(repair.contains("I'd rather not answer in JSON today."));
+    assert!(
+        repair.contains("I also prefer dark themes."),
+        "the task itself again"
+    );
     assert_eq!(d.units("active").await.len(), 2);
+
+    // Unusable twice: the rules read the turns at once, and the model is not asked again
+    // for them.
+    d.turn("s5", "I prefer answers in German.").await;
+    d.extractor.push_reply("No JSON from me.");
+    d.extractor.push_reply("Still no JSON.");
+    let calls = d.extractor.request_count();
+    let out = d.extract("s5").await;
+    assert_eq!(d.extractor.request_count(), calls + 2);
+    assert_eq!(out["extractor"], "rules", "{out}");
+    let fallback = out["fallback"].as_str().unwrap();
+    assert!(
+        fallback.contains("not usable") && fallback.contains("repaired once"),
+        "{out}"
+    );
+    let again = d.extract("s5").await;
+    assert_eq!(again["turns"], 0, "the turns were read: {again}");
+    assert_eq!(d.extractor.request_count(), calls + 2);
 }
 
 #[tokio::test(flavor = "multi_thread")]

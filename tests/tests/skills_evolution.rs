@@ -175,7 +175,8 @@ async fn evolution_end_to_end_against_a_fake_evolver() {
     assert_eq!(s.evolve("s-valid").await["outcome"], "skipped");
     assert_eq!(s.evolver.request_count(), calls);
 
-    // Malformed output: a failed event with a clear reason, nothing written.
+    // Malformed output, and again after one repair: skipped with a clear reason, nothing
+    // written, the turns not offered again.
     assert_eq!(
         s.chat("s-bad", "summarise this meeting for me", false)
             .await
@@ -184,11 +185,26 @@ async fn evolution_end_to_end_against_a_fake_evolver() {
     );
     s.evolver
         .push_reply("Sorry, I can't produce skills for that.");
+    s.evolver.push_reply("Still no skills, sorry.");
+    let calls = s.evolver.request_count();
     let out = s.evolve("s-bad").await;
-    assert_eq!(out["outcome"], "failed");
+    assert_eq!(s.evolver.request_count(), calls + 2, "one repair");
+    assert_eq!(out["outcome"], "skipped", "{out}");
+    let error = out["error"].as_str().unwrap();
     assert!(
-        out["error"].as_str().unwrap().contains("not usable"),
+        error.contains("not usable") && error.contains("repaired once"),
         "{out}"
+    );
+    let repair = s.evolver.requests().pop().unwrap().body.to_string();
+    assert!(
+        repair.contains("Sorry, I can't produce skills for that."),
+        "{repair}"
+    );
+    assert_eq!(s.evolve("s-bad").await["outcome"], "skipped");
+    assert_eq!(
+        s.evolver.request_count(),
+        calls + 2,
+        "given up, not asked again"
     );
 
     // Duplicates, a hostile name, a built-in's name, and an improvement of an evolved skill.
@@ -255,13 +271,15 @@ async fn evolution_end_to_end_against_a_fake_evolver() {
         .iter()
         .map(|e| e["outcome"].as_str().unwrap())
         .collect();
-    assert_eq!(outcomes, vec!["nothing", "added", "failed", "added"]);
-    assert_eq!(log["counts"]["failed"], 1);
+    assert_eq!(outcomes, vec!["nothing", "added", "skipped", "added"]);
+    assert_eq!(log["counts"]["failed"], 0, "given up, not failed: {log}");
     let cli = s.home.run(&["skills", "log", "--n", "10"]);
     assert!(cli.status.success(), "{cli:?}");
     let text = stdout(&cli);
     assert!(
-        text.contains("pin-dependency-lockfiles") && text.contains("failed"),
+        text.contains("pin-dependency-lockfiles")
+            && text.contains("skipped")
+            && text.contains("not usable"),
         "{text}"
     );
 }

@@ -13,6 +13,7 @@ pub(crate) mod error;
 mod http;
 pub mod pacing;
 mod query_vector;
+mod repair;
 mod vector_cache;
 mod vector_math;
 
@@ -24,4 +25,5 @@ pub use endpoint::{
 };
 pub use error::LlmError;
 pub use query_vector::QueryEmbedder;
+pub use repair::{Failure, complete_parsed};
 pub use vector_math::{dot, normalise};

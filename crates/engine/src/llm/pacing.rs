@@ -188,6 +188,24 @@ impl Pacing {
         true
     }
 
+    /// The model answered, but not usably even after a repair: the job backs off as after
+    /// any failure, and `session`'s stretch is given up on at once (the caller falls back
+    /// and moves its mark), since asking again for the same turns would fail the same.
+    pub fn unusable(&self, session: &str, error: &str) {
+        self.unusable_at(session, error, Instant::now());
+    }
+
+    fn unusable_at(&self, session: &str, error: &str, now: Instant) {
+        let mut state = self.lock();
+        let base = self.base;
+        state.job.fail(now, base);
+        state.health.failures += 1;
+        state.health.last_error = Some(error.to_owned());
+        state.health.last_error_at_ms = Some(now_ms());
+        state.sessions.remove(session);
+        state.health.given_up += 1;
+    }
+
     /// Records why a stretch was given up on (or skipped), for status.
     pub fn gave_up(&self, reason: &str) {
         self.lock().health.last_given_up = Some(reason.to_owned());
@@ -346,6 +364,25 @@ mod tests {
             p.decide_at("b", false, t2),
             Decision::Call { through: None }
         );
+    }
+
+    #[test]
+    fn an_unusable_answer_gives_the_stretch_up_at_once_and_backs_the_job_off() {
+        let p = Pacing::with_base("t", SECOND);
+        let t0 = Instant::now();
+        assert!(!p.failed_at("a", Some(4), "timeout", t0));
+        p.unusable_at("a", "no JSON, repaired once", t0 + SECOND);
+        // The stretch is gone: the next call starts after the caller's moved mark.
+        let t1 = t0 + 4 * SECOND;
+        assert_eq!(
+            p.decide_at("a", false, t1),
+            Decision::Call { through: None }
+        );
+        // Two failures in a row: the job waits two seconds, for every session.
+        assert_eq!(p.decide_at("b", false, t0 + 2 * SECOND), Decision::Wait);
+        let h = p.health();
+        assert_eq!((h.failures, h.given_up, h.failing_in_a_row), (2, 1, 2));
+        assert_eq!(h.last_error.as_deref(), Some("no JSON, repaired once"));
     }
 
     #[tokio::test]

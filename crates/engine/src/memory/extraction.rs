@@ -18,9 +18,9 @@ use super::apply::{Applied, Origin, apply};
 use crate::learned_turns;
 use crate::llm::calls::Purpose;
 use crate::llm::pacing::{Decision, MAX_ATTEMPTS, Pacing};
-use crate::llm::{self, Completion, Endpoint};
+use crate::llm::{self, Completion, Endpoint, Failure};
 use crate::recorder::{RecorderHandle, unix_ms};
-use crate::skills::evolution::digest;
+use crate::skills::evolution::digests;
 
 /// Units the extraction model is shown so it reuses their slots.
 const KNOWN: u32 = 40;
@@ -141,7 +141,7 @@ impl Extractor<'_> {
                     candidates.extend(pending.older.iter().cloned());
                     (candidates, Source::Extracted)
                 }
-                Err(e) => {
+                Err(Failure::Call(e)) => {
                     if !self.pacing.failed(session_id, pending.through, &e) {
                         out.extractor = "model".into();
                         out.error = Some(e);
@@ -150,6 +150,14 @@ impl Extractor<'_> {
                     let reason = format!(
                         "the extraction model failed {MAX_ATTEMPTS} times on these turns; the last failure: {e}"
                     );
+                    self.pacing.gave_up(&reason);
+                    out.fallback = Some(reason);
+                    (all_by_rules(), Source::Rules)
+                }
+                Err(Failure::Unusable(e)) => {
+                    let e = format!("the extraction model's answer was not usable: {e}");
+                    self.pacing.unusable(session_id, &e);
+                    let reason = format!("given up on these turns, the rules read them: {e}");
                     self.pacing.gave_up(&reason);
                     out.fallback = Some(reason);
                     (all_by_rules(), Source::Rules)
@@ -193,23 +201,26 @@ impl Extractor<'_> {
                 .or_else(|| backlog.newest.last().map(|t| t.scope.clone()))
                 .unwrap_or_default();
             let through = backlog.through();
-            let text = |t: &metaclaw_store::TurnRow| {
-                digest(t).map(|d| TurnText {
-                    user: d.user,
-                    assistant: d.assistant,
-                    session_id: session.clone(),
-                    turn_index: t.turn_index,
-                })
+            let read_texts = |rows: &[metaclaw_store::TurnRow]| -> Vec<TurnText> {
+                digests(rows)
+                    .into_iter()
+                    .map(|(t, d)| TurnText {
+                        user: d.user,
+                        assistant: d.assistant,
+                        session_id: session.clone(),
+                        turn_index: t.turn_index,
+                    })
+                    .collect()
             };
             let mut older = Vec::new();
             backlog.for_each_older_page(&store, &session, |page| {
-                let texts: Vec<TurnText> = page.iter().filter_map(text).collect();
+                let texts = read_texts(&page);
                 older.extend(extract::extract_rules(&texts));
                 if older.len() > MAX_OLDER_CANDIDATES {
                     older.drain(..older.len() - MAX_OLDER_CANDIDATES);
                 }
             })?;
-            let turns: Vec<TurnText> = backlog.newest.iter().filter_map(text).collect();
+            let turns = read_texts(&backlog.newest);
             let known = if scope.is_empty() {
                 Vec::new()
             } else {
@@ -236,7 +247,7 @@ impl Extractor<'_> {
         &self,
         ep: &Endpoint,
         pending: &Pending,
-    ) -> Result<(Vec<Candidate>, Vec<(String, String)>), String> {
+    ) -> Result<(Vec<Candidate>, Vec<(String, String)>), Failure> {
         let (system, user) = extract::prompt(&pending.turns, &pending.known);
         let request = Completion {
             system,
@@ -244,11 +255,9 @@ impl Extractor<'_> {
             max_tokens: MAX_TOKENS,
             json_schema: Some(("memories".into(), extract::schema())),
         };
-        let answer = llm::complete_for(Purpose::Extraction, self.http, ep, &request)
-            .await
-            .map_err(|e| e.to_string())?;
-        let parsed = extract::parse(&answer)
-            .map_err(|e| format!("the extraction model's answer was not usable: {e}"))?;
+        let parsed =
+            llm::complete_parsed(Purpose::Extraction, self.http, ep, &request, extract::parse)
+                .await?;
         Ok((parsed.candidates, parsed.rejected))
     }
 

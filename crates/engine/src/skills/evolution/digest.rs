@@ -1,7 +1,8 @@
-//! A recorded turn as the evolver reads it: what the user asked (agent metadata and
+//! Recorded turns as the learning jobs read them: what the user asked (agent metadata and
 //! MetaClaw's own block stripped, so injected skills never feed back into new ones), what the
 //! assistant answered (stripped too: a model may quote the block back), and the tool errors
-//! it ran into.
+//! it ran into. A tool round trip is several recorded turns for one request of the user's;
+//! they are read as one, so the user's words reach the learning model once.
 
 use metaclaw_proxy::pipeline::query::{content_text, human_user_messages, strip_metadata};
 use metaclaw_skills::evolve::TurnDigest;
@@ -11,7 +12,34 @@ use serde_json::Value;
 /// Tool output worth showing as an error is cut to this many characters.
 const TOOL_ERROR_CHARS: usize = 400;
 
-pub fn digest(turn: &TurnRow) -> Option<TurnDigest> {
+/// The turns in order, each with the row where the user spoke. A turn that only carries tool
+/// results for the turn before it (the same words, then the assistant's call and the
+/// results) is folded into that one: its answer and tool errors join the earlier turn's.
+pub fn digests(rows: &[TurnRow]) -> Vec<(&TurnRow, TurnDigest)> {
+    let mut out: Vec<(&TurnRow, TurnDigest)> = Vec::new();
+    for row in rows {
+        let Some((d, continues)) = read(row) else {
+            continue;
+        };
+        match out.last_mut() {
+            Some((_, before)) if continues && before.user == d.user => {
+                if !d.assistant.is_empty() {
+                    if !before.assistant.is_empty() {
+                        before.assistant.push('\n');
+                    }
+                    before.assistant.push_str(&d.assistant);
+                }
+                before.tool_errors.extend(d.tool_errors);
+            }
+            _ => out.push((row, d)),
+        }
+    }
+    out
+}
+
+/// One turn, and whether it continues the user's request after a tool call (an assistant
+/// message follows the user's newest words).
+fn read(turn: &TurnRow) -> Option<(TurnDigest, bool)> {
     let request: Value = serde_json::from_str(&turn.request_json).ok()?;
     let newest_user = *human_user_messages(request.as_object()?).last()?;
     let messages = request.get("messages")?.as_array()?;
@@ -19,6 +47,9 @@ pub fn digest(turn: &TurnRow) -> Option<TurnDigest> {
     if user.is_empty() {
         return None;
     }
+    let continues = messages[newest_user + 1..]
+        .iter()
+        .any(|m| m.get("role").and_then(Value::as_str) == Some("assistant"));
     let tool_errors = messages[newest_user..]
         .iter()
         .flat_map(tool_outputs)
@@ -31,12 +62,13 @@ pub fn digest(turn: &TurnRow) -> Option<TurnDigest> {
         .and_then(|r| serde_json::from_str::<Value>(r).ok())
         .map(|r| strip_metadata(&reply_text(&r)))
         .unwrap_or_default();
-    Some(TurnDigest {
+    let d = TurnDigest {
         user,
         assistant,
         tool_errors,
         score: None,
-    })
+    };
+    Some((d, continues))
 }
 
 /// Tool results in either protocol, with whether the tool itself flagged an error.
@@ -175,7 +207,7 @@ mod tests {
                 {"role":"tool","tool_call_id":"d","content":"all good"}]}),
             json!({"choices":[{"message":{"role":"assistant","content":"Added the dependency."}}]}),
         );
-        let d = digest(&t).unwrap();
+        let d = one(&t);
         assert_eq!(d.user, "fix the build");
         assert_eq!(d.tool_errors, vec!["error: cannot find crate `foo`"]);
         assert_eq!(d.assistant, "Added the dependency.");
@@ -190,10 +222,58 @@ mod tests {
                 {"role":"user","content":[{"type":"tool_result","tool_use_id":"t","is_error":true,"content":"exit 1"}]}]}),
             json!({"content":[{"type":"text","text":"Retrying."},{"type":"tool_use","name":"sh","input":{"cmd":"make"}}]}),
         );
-        let d = digest(&t).unwrap();
+        let d = one(&t);
         assert_eq!(d.user, "deploy it");
         assert_eq!(d.tool_errors, vec!["exit 1"]);
         assert!(d.assistant.starts_with("Retrying.\n[called tool sh("));
-        assert!(digest(&row(json!({"messages":[]}), json!({}))).is_none());
+        assert!(digests(&[row(json!({"messages":[]}), json!({}))]).is_empty());
+    }
+
+    fn one(t: &TurnRow) -> TurnDigest {
+        let mut all = digests(std::slice::from_ref(t));
+        assert_eq!(all.len(), 1);
+        all.remove(0).1
+    }
+
+    #[test]
+    fn a_tool_round_trip_is_read_as_one_turn_with_the_users_words_once() {
+        let ask = json!({"role":"user","content":"read notes.txt and tell me the deadline"});
+        let call = json!({"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"read","arguments":"{\"path\":\"notes.txt\"}"}}]});
+        let result = json!({"role":"tool","tool_call_id":"c","content":"permission denied"});
+        let mut first = row(
+            json!({"messages":[ask]}),
+            json!({"choices":[{"message":{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"read","arguments":"{}"}}]}}]}),
+        );
+        first.turn_index = 0;
+        let mut second = row(
+            json!({"messages":[ask, call, result]}),
+            json!({"choices":[{"message":{"role":"assistant","content":"I could not read it."}}]}),
+        );
+        second.turn_index = 1;
+        let mut next = row(
+            json!({"messages":[ask, call, result,
+                {"role":"assistant","content":"I could not read it."},
+                {"role":"user","content":"never mind"}]}),
+            json!({"choices":[{"message":{"role":"assistant","content":"OK."}}]}),
+        );
+        next.turn_index = 2;
+        let rows = [first, second, next];
+        let all = digests(&rows);
+        assert_eq!(all.len(), 2, "{all:?}");
+        let (row, d) = &all[0];
+        assert_eq!(row.turn_index, 0, "the row where the user spoke");
+        assert_eq!(d.user, "read notes.txt and tell me the deadline");
+        assert!(
+            d.assistant.starts_with("[called tool read("),
+            "{}",
+            d.assistant
+        );
+        assert!(
+            d.assistant.ends_with("\nI could not read it."),
+            "{}",
+            d.assistant
+        );
+        assert_eq!(d.tool_errors, vec!["permission denied"]);
+        assert_eq!(all[1].1.user, "never mind");
     }
 }

@@ -8,7 +8,7 @@ mod job;
 mod sink;
 mod worker;
 
-pub use digest::digest;
+pub use digest::digests;
 pub use job::{Outcome, Trigger};
 pub use sink::LearningSink;
 pub use worker::{Evolution, EvolutionSettings, Worker};

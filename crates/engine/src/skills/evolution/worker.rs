@@ -13,13 +13,13 @@ use metaclaw_store::{NewSkillEvent, RejectedSkill, Store};
 use serde_json::json;
 use tokio::sync::{mpsc, oneshot, watch};
 
-use super::digest::digest;
+use super::digest::digests as read_digests;
 use super::job::{Job, Outcome, Trigger};
 use crate::events::{EngineEvent, Events};
 use crate::learned_turns;
 use crate::llm::calls::Purpose;
 use crate::llm::pacing::{Decision, Deferred, JobHealth, MAX_ATTEMPTS, Pacing};
-use crate::llm::{self, Completion, Endpoint};
+use crate::llm::{self, Completion, Endpoint, Failure};
 use crate::recorder::{RecorderHandle, unix_ms};
 use crate::schedule::{Gate, Permit, StopSignal};
 use crate::skills::CurrentSkills;
@@ -343,9 +343,10 @@ async fn report(worker: &Worker, job: Job, outcome: Outcome, events: &Events) {
     }
 }
 
-/// One evolution. A completed one moves the session's high-water mark. After a failure the
-/// same stretch (never grown) is offered again once the back-off allows; after
+/// One evolution. A completed one moves the session's high-water mark. After a failed call
+/// the same stretch (never grown) is offered again once the back-off allows; after
 /// [`MAX_ATTEMPTS`] failures it is given up on: skipped with the reason logged, mark moved.
+/// An answer still unusable after its one repair is given up on at once.
 async fn evolve(worker: &mut Worker, job: &Job, stop: &StopSignal, pacing: &Pacing) -> Outcome {
     let mut out = Outcome {
         trigger: job.trigger,
@@ -406,22 +407,23 @@ async fn evolve(worker: &mut Worker, job: &Job, stop: &StopSignal, pacing: &Paci
     };
     // The model call is the long part, and nothing is written before it ends: the one
     // place a closing window stops an evolution.
+    let asked = llm::complete_parsed(
+        Purpose::Evolution,
+        &worker.http,
+        &worker.endpoint,
+        &request,
+        parse_proposals,
+    );
     let answer = tokio::select! {
-        answer = llm::complete_for(Purpose::Evolution, &worker.http, &worker.endpoint, &request) => answer,
+        answer = asked => answer,
         () = stop.stopped() => {
             out.outcome = INTERRUPTED.into();
             return out;
         }
     };
     let parsed = match answer {
-        Ok(a) => {
-            parse_proposals(&a).map_err(|e| format!("the evolver's answer was not usable: {e}"))
-        }
-        Err(e) => Err(e.to_string()),
-    };
-    let parsed = match parsed {
         Ok(p) => p,
-        Err(e) => {
+        Err(Failure::Call(e)) => {
             let last = through.iter().map(|(_, i)| *i).max();
             if !pacing.failed(&key, last, &e) {
                 return failed(out, e);
@@ -429,6 +431,15 @@ async fn evolve(worker: &mut Worker, job: &Job, stop: &StopSignal, pacing: &Paci
             let reason = format!(
                 "given up on these turns after {MAX_ATTEMPTS} failed attempts; the last: {e}"
             );
+            pacing.gave_up(&reason);
+            mark_evolved(worker, through).await;
+            out.error = Some(reason);
+            return out;
+        }
+        Err(Failure::Unusable(e)) => {
+            let e = format!("the evolver's answer was not usable: {e}");
+            pacing.unusable(&key, &e);
+            let reason = format!("given up on these turns: {e}");
             pacing.gave_up(&reason);
             mark_evolved(worker, through).await;
             out.error = Some(reason);
@@ -500,7 +511,7 @@ async fn unevolved_turns(
                 through.push((session.clone(), last));
             }
             skipped += backlog.older;
-            digests.extend(backlog.newest.iter().filter_map(digest));
+            digests.extend(read_digests(&backlog.newest).into_iter().map(|(_, d)| d));
         }
         Ok((digests, through, skipped))
     })
