@@ -29,6 +29,9 @@ pub struct LogGuard {
     _file: WorkerGuard,
 }
 
+/// Lines waiting for the log file.
+const LOG_QUEUE_LINES: usize = 8_192;
+
 type BoxedLayer = Box<dyn Layer<Registry> + Send + Sync>;
 
 /// For `metaclaw start` and the app: level from `RUST_LOG`, else `info`.
@@ -44,7 +47,13 @@ pub fn init_server_logging(paths: &Paths) -> Result<LogGuard, LoggingError> {
         .filename_suffix("log")
         .build(&paths.logs)
         .map_err(|e| file_error(e.to_string()))?;
-    let (writer, guard) = tracing_appender::non_blocking(appender);
+    // The writer's queue is allocated whole and touched as it fills; the default of 128,000
+    // lines is 4 MB that a burst leaves resident. 8,192 lines absorb any burst the file
+    // cannot take at once; beyond that lines are dropped, never the proxy slowed.
+    let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+        .buffered_lines_limit(LOG_QUEUE_LINES)
+        .lossy(true)
+        .finish(appender);
     let json = json_format();
     let layers: Vec<BoxedLayer> = vec![
         stderr_layer(json),

@@ -123,7 +123,7 @@ pub struct Engine {
 
 impl Engine {
     pub async fn start(paths: Paths, options: StartOptions) -> Result<Engine, EngineError> {
-        metaclaw_proxy::allocator::return_large_blocks_at_once();
+        metaclaw_proxy::allocator::configure();
         paths.ensure_dirs()?;
         let loaded = Config::load(&paths)?;
         for w in &loaded.warnings {

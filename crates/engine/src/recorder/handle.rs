@@ -16,8 +16,10 @@ const WARN_EVERY_MS: u64 = 1000;
 
 /// Bytes of turns (requests and replies) the queue may hold. Agents resend their whole
 /// history, so one turn can be hundreds of kilobytes: a count alone would let a stalled disk
-/// hold gigabytes.
-pub(super) const MAX_QUEUED_BYTES: usize = 32 * 1024 * 1024;
+/// hold gigabytes. 4 MiB is dozens of such turns, more than an agent sends in the time one
+/// transaction takes; only a disk that stalls (or a load no agent produces) fills it, and
+/// what it then sheds is counted in status.
+pub(super) const MAX_QUEUED_BYTES: usize = 4 * 1024 * 1024;
 
 /// What a queued turn weighs, counted the same way when it enters and leaves the queue.
 pub(super) fn weight(turn: &TurnRecord) -> usize {

@@ -201,17 +201,17 @@ fn padded_request(len: usize) -> Bytes {
 fn heavy_turns_are_bounded_by_bytes_not_only_by_count() {
     let dir = tempfile::tempdir().unwrap();
     let (handle, queue) = handle::channel(4096);
-    // Each turn carries a 5 MiB history: far fewer than the queue's count fit in its bytes.
+    // Each turn carries a 1 MiB history: far fewer than the queue's count fit in its bytes.
     let heavy = || {
         let mut turn = record("s", Protocol::Openai, ReplyCapture::None);
-        turn.request = padded_request(5 * 1024 * 1024);
+        turn.request = padded_request(1024 * 1024);
         turn
     };
     for _ in 0..20 {
         handle.turn_finished(heavy());
     }
     let kept = handle.queue_depth();
-    assert_eq!(kept, handle::MAX_QUEUED_BYTES / (5 * 1024 * 1024));
+    assert_eq!(kept, handle::MAX_QUEUED_BYTES / (1024 * 1024));
     assert_eq!(handle.dropped(), 20 - kept as u64);
 
     // Once the worker drains the queue its weight is gone and heavy turns fit again.

@@ -35,10 +35,12 @@ pub struct Limits {
 impl Default for Limits {
     fn default() -> Self {
         Limits {
-            sessions: 2048,
+            // A cache in front of the store, sized so a tray app stays small: the busiest
+            // sessions' recent blocks fit, the rest are read back when resent.
+            sessions: 1024,
             session_blocks: 256,
             session_bytes: 2 << 20,
-            total_bytes: 8 << 20,
+            total_bytes: 4 << 20,
         }
     }
 }
