@@ -33,12 +33,13 @@ pub fn release_freed_memory() {}
 ///   heap and stays resident: three 31 MB requests left 90 MB behind that no trim gave back.
 ///   Request bodies and their copies are the only blocks this large, so the extra system
 ///   calls cost nothing measurable.
-/// - One arena. glibc gives each thread that allocates under contention an arena of its
-///   own, up to eight per core, and each keeps the pages its thread freed: the runtime's
-///   workers and the blocking threads that come and go (SQLite, learning jobs) spread a
-///   long session's garbage over many arenas, and the soak ended idle at 145% of its start
-///   (126% with two arenas). Threads keep their own caches of small blocks (tcache), so one
-///   arena does not serialise the proxy's allocations; the benchmark measures it.
+/// - No new arenas. glibc gives each new thread an arena of its own, up to eight per core,
+///   and each keeps the pages its thread freed: the blocking threads that come and go
+///   (SQLite, learning jobs) spread a long session's garbage over many arenas, and the soak
+///   ended idle at 145% of its start (126% with two arenas). With the limit at one, threads
+///   started from here on share the arenas that exist (the main one, and those of the few
+///   runtime threads already running). Threads keep their own caches of small blocks
+///   (tcache), so this does not serialise the proxy's allocations; the benchmark measures it.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 pub fn configure() {
     const M_MMAP_THRESHOLD: std::ffi::c_int = -3;
