@@ -19,6 +19,7 @@ mod role;
 pub mod sse;
 pub mod text;
 pub mod tokens;
+pub mod topic_words;
 pub mod translate;
 
 pub use error::WireError;

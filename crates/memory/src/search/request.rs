@@ -1,82 +1,9 @@
-//! What a request is about, for retrieval on the prompt path.
-//!
-//! A standing rule the user stated once ("Always give temperatures in Celsius") must come
-//! back for later tasks of its kind that share a single word with it ("weather", named in
-//! its tags), so one shared word has to be enough to qualify. Words of asking and doing
-//! ("give", "write", "suggest"), numbers and time words then match rules they have nothing
-//! to do with: "Give me a workout" would bring back the temperature rule. They say nothing
-//! about what the request is about, so the prompt path leaves them out of the query. Search
+//! What a request is about, for retrieval on the prompt path: the request without the
+//! words that name no topic ([`GENERIC`], shared with the skills' lessons lane), so one shared
+//! word is enough for a standing rule to come back and asking words never pick one. Search
 //! for people (`search`) keeps every word: there the user types what they look for.
 
-/// Words of a request that do not name its topic. Sorted.
-const GENERIC: &[&str] = &[
-    "add",
-    "answer",
-    "ask",
-    "best",
-    "big",
-    "change",
-    "check",
-    "create",
-    "day",
-    "do",
-    "eight",
-    "every",
-    "few",
-    "find",
-    "first",
-    "five",
-    "fix",
-    "four",
-    "get",
-    "give",
-    "go",
-    "good",
-    "help",
-    "keep",
-    "know",
-    "last",
-    "like",
-    "list",
-    "little",
-    "look",
-    "make",
-    "many",
-    "much",
-    "need",
-    "new",
-    "next",
-    "nine",
-    "one",
-    "plan",
-    "put",
-    "quick",
-    "recommend",
-    "say",
-    "see",
-    "seven",
-    "short",
-    "show",
-    "six",
-    "small",
-    "something",
-    "start",
-    "suggest",
-    "take",
-    "tell",
-    "ten",
-    "thing",
-    "three",
-    "today",
-    "tomorrow",
-    "try",
-    "two",
-    "use",
-    "want",
-    "way",
-    "week",
-    "write",
-];
+use metaclaw_wire::topic_words::GENERIC;
 
 /// Irregular forms of the generic verbs that the suffix rules below do not reach.
 const IRREGULAR: &[&str] = &[
@@ -130,7 +57,6 @@ mod tests {
 
     #[test]
     fn keeps_the_topic_and_drops_the_asking() {
-        assert!(GENERIC.windows(2).all(|p| p[0] < p[1]));
         assert_eq!(
             topic("Give me a 20-minute workout, writing three sets!"),
             " me a 20-minute workout,   sets!"

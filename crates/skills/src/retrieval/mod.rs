@@ -15,6 +15,5 @@ mod tokenize;
 pub use bm25::Index;
 pub use embed_text::{content_hash, embedding_text};
 pub use fuse::{Fusion, RRF_K};
-pub use lessons::GENERIC;
 pub use select::{Hit, RetrievalConfig, Retriever};
 pub use tokenize::{for_each_token, tokenize};
