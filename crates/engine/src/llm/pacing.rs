@@ -93,6 +93,16 @@ struct State {
     health: JobHealth,
 }
 
+impl State {
+    /// A failure of the job as a whole: it backs off, and status learns why.
+    fn job_failed(&mut self, error: &str, now: Instant, base: Duration) {
+        self.job.fail(now, base);
+        self.health.failures += 1;
+        self.health.last_error = Some(error.to_owned());
+        self.health.last_error_at_ms = Some(now_ms());
+    }
+}
+
 #[derive(Debug)]
 pub struct Pacing {
     base: Duration,
@@ -170,10 +180,7 @@ impl Pacing {
     fn failed_at(&self, session: &str, through: Option<u64>, error: &str, now: Instant) -> bool {
         let mut state = self.lock();
         let base = self.base;
-        state.job.fail(now, base);
-        state.health.failures += 1;
-        state.health.last_error = Some(error.to_owned());
-        state.health.last_error_at_ms = Some(now_ms());
+        state.job_failed(error, now, base);
         if !state.sessions.contains_key(session) && state.sessions.len() >= MAX_SESSIONS {
             forget_one(&mut state.sessions);
         }
@@ -197,11 +204,7 @@ impl Pacing {
 
     fn unusable_at(&self, session: &str, error: &str, now: Instant) {
         let mut state = self.lock();
-        let base = self.base;
-        state.job.fail(now, base);
-        state.health.failures += 1;
-        state.health.last_error = Some(error.to_owned());
-        state.health.last_error_at_ms = Some(now_ms());
+        state.job_failed(error, now, self.base);
         state.sessions.remove(session);
         state.health.given_up += 1;
     }
