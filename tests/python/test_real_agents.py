@@ -387,6 +387,17 @@ def assert_preference_comes_back(body, turns):
     assert turns and all(not t["injected_skills"] for t in turns), [t["injected_skills"] for t in turns]
 
 
+def assert_a_new_conversation_gets_it(model, mc, first_session: str, ask_weather):
+    """`ask_weather()` asks the weather in a new conversation: one request, carrying the
+    preference learned in `first_session`, and no skill."""
+    model.clear()
+    ask_weather()
+    weather = agent_requests(model)
+    assert len(weather) == 1, [json.dumps(r["body"]["messages"])[-2000:] for r in weather]
+    later = [t for t in main_turns(mc) if t["session_id"] != first_session]
+    assert_preference_comes_back(weather[0]["body"], later)
+
+
 def test_claude_code_over_several_turns(model):
     mc = start_metaclaw(model, "anthropic")
     home = Path(tempfile.mkdtemp(prefix="cc-home-"))
@@ -417,12 +428,7 @@ def test_claude_code_over_several_turns(model):
         assert_learning_reads_the_user(calls, ["use Celsius", "git commit message"], CLAUDE_ENVELOPES)
 
         # A new conversation (no --continue): the preference is in its prompt.
-        model.clear()
-        run(claude + [WEATHER] + opts, env, work)
-        weather = agent_requests(model)
-        assert len(weather) == 1, [json.dumps(r["body"]["messages"])[-2000:] for r in weather]
-        later = [t for t in main_turns(mc) if t["session_id"] != turns[0]["session_id"]]
-        assert_preference_comes_back(weather[0]["body"], later)
+        assert_a_new_conversation_gets_it(model, mc, turns[0]["session_id"], lambda: run(claude + [WEATHER] + opts, env, work))
     finally:
         mc.stop()
 
@@ -490,11 +496,6 @@ def test_openclaw_tool_round_trip_and_learning(model, protocol):
             assert c.count("suggest a git commit message for it") == 1, c[:3000]
 
         # A new conversation: the preference is in its prompt; no skill fits the weather.
-        model.clear()
-        run(oc + ["c2", "--message", WEATHER], env, home)
-        weather = agent_requests(model)
-        assert len(weather) == 1, [json.dumps(r["body"]["messages"])[-2000:] for r in weather]
-        later = [t for t in main_turns(mc) if t["session_id"] != turns[0]["session_id"]]
-        assert_preference_comes_back(weather[0]["body"], later)
+        assert_a_new_conversation_gets_it(model, mc, turns[0]["session_id"], lambda: run(oc + ["c2", "--message", WEATHER], env, home))
     finally:
         mc.stop()
