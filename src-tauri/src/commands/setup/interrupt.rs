@@ -36,16 +36,18 @@ pub fn set(phase: Phase) {
     PHASE.store(phase as u8, Ordering::SeqCst);
 }
 
-/// The hidden prompt is about to take the terminal: remember how it is now.
+/// The hidden prompt is about to take the terminal: remember how it is now and turn echo
+/// off before its label is printed, so a key typed or pasted the moment the label shows is
+/// never echoed (the prompt itself only hides input after printing the label).
 pub fn hidden_begins() {
-    terminal::save();
+    terminal::save_and_hide();
     set(Phase::Hidden);
 }
 
-/// The hidden prompt gave the terminal back.
+/// The hidden prompt gave the terminal back: the settings from before it, echo included.
 pub fn hidden_ends() {
     set(Phase::Asking);
-    terminal::forget();
+    terminal::restore();
 }
 
 /// After a write: stops here if Ctrl-C came while it ran.
@@ -124,7 +126,7 @@ mod terminal {
     use std::fs::File;
     use std::sync::{Mutex, PoisonError};
 
-    use nix::sys::termios::{SetArg, Termios, tcgetattr, tcsetattr};
+    use nix::sys::termios::{LocalFlags, SetArg, Termios, tcgetattr, tcsetattr};
 
     static SAVED: Mutex<Option<(File, Termios)>> = Mutex::new(None);
 
@@ -132,18 +134,19 @@ mod terminal {
         SAVED.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    pub fn save() {
+    pub fn save_and_hide() {
         // The prompt reads the controlling terminal, so that is the one to restore.
         let Ok(tty) = File::options().read(true).write(true).open("/dev/tty") else {
             return;
         };
-        if let Ok(settings) = tcgetattr(&tty) {
-            *saved() = Some((tty, settings));
-        }
-    }
-
-    pub fn forget() {
-        *saved() = None;
+        let Ok(settings) = tcgetattr(&tty) else {
+            return;
+        };
+        let mut hidden = settings.clone();
+        hidden.local_flags.remove(LocalFlags::ECHO);
+        hidden.local_flags.insert(LocalFlags::ECHONL);
+        let _ = tcsetattr(&tty, SetArg::TCSANOW, &hidden);
+        *saved() = Some((tty, settings));
     }
 
     pub fn restore() {
@@ -155,7 +158,6 @@ mod terminal {
 
 #[cfg(not(unix))]
 mod terminal {
-    pub fn save() {}
-    pub fn forget() {}
+    pub fn save_and_hide() {}
     pub fn restore() {}
 }
