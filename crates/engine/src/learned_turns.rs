@@ -152,12 +152,17 @@ mod tests {
             error: error.map(str::to_string),
             input_tokens: None,
             output_tokens: None,
+            cache_read_tokens: None,
+            cache_write_tokens: None,
             overhead_ms: 0.0,
             ttft_ms: None,
             total_ms: 1.0,
             created_at_ms: at,
             skill_generation: 0,
             injected_skills: Vec::new(),
+            injected_memories: Vec::new(),
+            injected_tokens: None,
+            block_tokens: None,
         };
         store
             .insert_turns(&[
@@ -208,12 +213,17 @@ mod tests {
                 error: None,
                 input_tokens: None,
                 output_tokens: None,
+                cache_read_tokens: None,
+                cache_write_tokens: None,
                 overhead_ms: 0.0,
                 ttft_ms: None,
                 total_ms: 0.0,
                 created_at_ms: i,
                 skill_generation: 0,
                 injected_skills: Vec::new(),
+                injected_memories: Vec::new(),
+                injected_tokens: None,
+                block_tokens: None,
             })
             .collect();
         store.insert_turns(&turns).unwrap();

@@ -218,12 +218,16 @@ impl Engine {
             gate,
             &options.events,
         );
-        let sink: Arc<dyn TurnSink> = Arc::new(LearningSink {
+        let learning_sink: Arc<dyn TurnSink> = Arc::new(LearningSink {
             recorder: recorder.clone(),
             evolution: evolution.clone(),
             memory: memory.clone(),
             events: options.events.clone(),
             learning: learning.clone(),
+        });
+        let sink: Arc<dyn TurnSink> = Arc::new(recorder::FiguresSink {
+            inner: learning_sink,
+            recorder: recorder.clone(),
         });
         let injector = ContextInjector::new(
             skills.as_ref().map(|s| s.current.clone()),

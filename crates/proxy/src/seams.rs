@@ -7,6 +7,7 @@ use std::pin::Pin;
 use std::time::SystemTime;
 
 use bytes::Bytes;
+pub use metaclaw_wire::usage::TokenUsage;
 
 /// Which wire protocol a client or upstream speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -58,19 +59,52 @@ pub struct TurnContext {
 /// A boxed future, so the traits stay object-safe without extra crates.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// What one turn gets injected: the block's text and the skills it carries.
+/// What one turn gets injected: the block's text and the skills and memories it carries.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Injection {
     /// The block, without delimiters; empty when nothing fitted this turn.
     pub block: String,
-    /// Names of the skills in the block, for the turn's record.
+    /// What the block carries, for the turn's record: skill names, and memory ids written
+    /// as `memory:<id>` (see [`Injection::carrying`]). One list keeps the remembered-block
+    /// format that stores and reads it unchanged; skill names are slugs, never with a `:`.
     #[serde(default)]
     pub skills: Vec<String>,
 }
 
+/// Marks a memory id in [`Injection::skills`].
+const MEMORY_PREFIX: &str = "memory:";
+
 impl Injection {
+    /// A block carrying these skills and memories.
+    pub fn carrying(block: String, skills: Vec<String>, memories: &[String]) -> Injection {
+        let mut carried = skills;
+        carried.extend(memories.iter().map(|id| format!("{MEMORY_PREFIX}{id}")));
+        Injection {
+            block,
+            skills: carried,
+        }
+    }
+
     pub fn is_empty(&self) -> bool {
         self.block.trim().is_empty()
+    }
+
+    /// Names of the skills in the block.
+    pub fn skill_names(&self) -> Vec<String> {
+        self.skills
+            .iter()
+            .filter(|s| !s.starts_with(MEMORY_PREFIX))
+            .cloned()
+            .collect()
+    }
+
+    /// Ids of the memories in the block.
+    pub fn memory_ids(&self) -> Vec<String> {
+        self.skills
+            .iter()
+            .filter_map(|s| s.strip_prefix(MEMORY_PREFIX))
+            .map(str::to_string)
+            .collect()
     }
 }
 
@@ -177,6 +211,24 @@ pub struct TurnRecord {
     pub injected_skills: Vec<String>,
 }
 
+/// What MetaClaw measured of a turn beyond its record: what it injected, and the usage it
+/// read on the way. Handed to the sink beside the [`TurnRecord`] (see
+/// [`TurnSink::turn_finished_with`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TurnFigures {
+    /// Ids of the memories in the block `TurnRecord::injected_skills` came in.
+    pub injected_memories: Vec<String>,
+    /// Estimated tokens of every MetaClaw block in the forwarded request.
+    pub injected_tokens: u64,
+    /// Estimated tokens of the block the skills and memories came in.
+    pub block_tokens: u64,
+    /// Usage as the upstream reported it, when MetaClaw read it on the way: a translated
+    /// reply (whose client-side usage may lack a figure, such as Anthropic's cache writes
+    /// for an OpenAI client), or the usage chunk MetaClaw asked for and kept from a client
+    /// that did not ask. `None`: the recorder reads usage from the reply.
+    pub upstream_usage: Option<TokenUsage>,
+}
+
 /// Why a session ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -219,6 +271,12 @@ pub enum SessionEvent {
 /// Receives finished turns. Must not block: implementations queue and return.
 pub trait TurnSink: Send + Sync {
     fn turn_finished(&self, turn: TurnRecord);
+    /// A finished turn with what MetaClaw measured of it; sinks that keep no figures take
+    /// the turn alone.
+    fn turn_finished_with(&self, turn: TurnRecord, figures: TurnFigures) {
+        let _ = figures;
+        self.turn_finished(turn);
+    }
     /// Number of turns waiting to be written (for `/metrics`).
     fn queue_depth(&self) -> usize;
     /// Session starts and ends, delivered in order with the turns.

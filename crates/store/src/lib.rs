@@ -10,6 +10,7 @@ mod error;
 mod learning_steps;
 mod migrations;
 mod migrations_learn;
+mod migrations_usage;
 mod open;
 mod samples;
 mod series;
@@ -17,6 +18,7 @@ mod sessions;
 mod skill_events;
 mod state;
 mod stats;
+mod turn_usage;
 mod turns;
 
 pub use blocks::NewBlock;
@@ -28,6 +30,7 @@ pub use series::{Buckets, RequestBucket};
 pub use sessions::SessionRow;
 pub use skill_events::{NewSkillEvent, RejectedSkill, SkillEventCounts, SkillEventRow};
 pub use stats::StoreStats;
+pub use turn_usage::TurnUsageRow;
 pub use turns::{End, NewTurn, TurnId, TurnRange, TurnRow};
 
 /// The schema version this binary writes and understands.

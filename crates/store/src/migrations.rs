@@ -7,6 +7,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     V3_MEMORY,
     V4_MEMORY_PINNED_INDEX,
     crate::migrations_learn::V5_LEARNING,
+    crate::migrations_usage::V6_TURN_USAGE,
 ];
 
 const V1_SESSIONS_TURNS: &str = "

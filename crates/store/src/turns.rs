@@ -40,8 +40,13 @@ pub struct NewTurn {
     pub reply_json: Option<String>,
     pub status: u16,
     pub error: Option<String>,
+    /// The whole prompt, cache reads and writes included (see `migrations_usage`).
     pub input_tokens: Option<u64>,
     pub output_tokens: Option<u64>,
+    /// The part of `input_tokens` read from the provider's prompt cache.
+    pub cache_read_tokens: Option<u64>,
+    /// The part of `input_tokens` written to the provider's prompt cache.
+    pub cache_write_tokens: Option<u64>,
     pub overhead_ms: f64,
     pub ttft_ms: Option<f64>,
     pub total_ms: f64,
@@ -50,6 +55,12 @@ pub struct NewTurn {
     pub skill_generation: u64,
     /// Names of the skills injected into this turn's request; stored as NULL when empty.
     pub injected_skills: Vec<String>,
+    /// Ids of the memories in this turn's block; stored as NULL when empty.
+    pub injected_memories: Vec<String>,
+    /// Estimated tokens of every MetaClaw block in the forwarded request.
+    pub injected_tokens: Option<u64>,
+    /// Estimated tokens of the block carrying `injected_skills` and `injected_memories`.
+    pub block_tokens: Option<u64>,
 }
 
 /// A stored turn.
@@ -196,10 +207,12 @@ fn insert_one(tx: &Transaction<'_>, t: &NewTurn) -> Result<TurnId, StoreError> {
         "INSERT INTO turns (session_id, turn_index, turn_type, scope, client_protocol,
              upstream_protocol, upstream, model, request_json, reply_json, status, error,
              input_tokens, output_tokens, overhead_ms, ttft_ms, total_ms, created_at_ms,
-             injected_skills, skill_generation)
+             injected_skills, skill_generation, cache_read_tokens, cache_write_tokens,
+             injected_memories, injected_tokens, block_tokens)
          VALUES (?1,
              (SELECT COALESCE(MAX(turn_index) + 1, 0) FROM turns WHERE session_id = ?1),
-             ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
+             ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,
+             ?20, ?21, ?22, ?23, ?24)",
     )?
     .execute(params![
         t.session_id,
@@ -221,6 +234,11 @@ fn insert_one(tx: &Transaction<'_>, t: &NewTurn) -> Result<TurnId, StoreError> {
         t.created_at_ms,
         skills_json(&t.injected_skills),
         i64::try_from(t.skill_generation).unwrap_or(i64::MAX),
+        t.cache_read_tokens,
+        t.cache_write_tokens,
+        skills_json(&t.injected_memories),
+        t.injected_tokens,
+        t.block_tokens,
     ])?;
     let id = TurnId(tx.last_insert_rowid());
     tx.prepare_cached(
@@ -260,6 +278,7 @@ fn turn_row(row: &Row<'_>) -> rusqlite::Result<TurnRow> {
     })
 }
 
+/// A list of names or ids as a JSON array; NULL when empty.
 fn skills_json(skills: &[String]) -> Option<String> {
     if skills.is_empty() {
         None
@@ -270,7 +289,7 @@ fn skills_json(skills: &[String]) -> Option<String> {
 
 /// NULL and unreadable values both read as "no skills": this column is informational, and
 /// one bad cell must not make the whole turn history unreadable.
-fn skills_from_json(raw: Option<String>) -> Vec<String> {
+pub(crate) fn skills_from_json(raw: Option<String>) -> Vec<String> {
     raw.and_then(|s| serde_json::from_str(&s).ok())
         .unwrap_or_default()
 }

@@ -11,12 +11,7 @@ use bytes::Bytes;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 
-/// Token counts of a reply. `input_tokens` includes cached prompt tokens in both protocols.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct TokenUsage {
-    pub input_tokens: Option<u64>,
-    pub output_tokens: Option<u64>,
-}
+pub use crate::usage::{TokenUsage, usage_anthropic, usage_openai};
 
 fn decode(chunks: &[Bytes]) -> Vec<SseEvent> {
     let mut decoder = SseDecoder::new();
@@ -320,28 +315,4 @@ pub fn assemble_anthropic_sse(chunks: &[Bytes]) -> Result<Value, WireError> {
         out.insert("error".to_owned(), e);
     }
     Ok(Value::Object(out))
-}
-
-/// Usage of an assembled (or non-streamed) OpenAI reply.
-pub fn usage_openai(reply: &Value) -> TokenUsage {
-    let u = reply.get("usage");
-    let get = |k: &str| u.and_then(|u| u.get(k)).and_then(Value::as_u64);
-    TokenUsage {
-        input_tokens: get("prompt_tokens"),
-        output_tokens: get("completion_tokens"),
-    }
-}
-
-/// Usage of an assembled (or non-streamed) Anthropic reply; cache reads and writes count
-/// as input, as they do in OpenAI's `prompt_tokens`.
-pub fn usage_anthropic(reply: &Value) -> TokenUsage {
-    let u = reply.get("usage");
-    let get = |k: &str| u.and_then(|u| u.get(k)).and_then(Value::as_u64);
-    TokenUsage {
-        input_tokens: get("input_tokens").map(|i| {
-            i + get("cache_read_input_tokens").unwrap_or(0)
-                + get("cache_creation_input_tokens").unwrap_or(0)
-        }),
-        output_tokens: get("output_tokens"),
-    }
 }

@@ -21,6 +21,7 @@ pub mod text;
 pub mod tokens;
 pub mod topic_words;
 pub mod translate;
+pub mod usage;
 
 pub use error::WireError;
 pub use role::Role;

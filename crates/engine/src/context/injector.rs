@@ -66,17 +66,15 @@ impl ContextInjector {
             Some((text, names)) => (Some(text), names),
             None => (None, Vec::new()),
         };
-        let parts: Vec<String> = skills_text
-            .into_iter()
-            .chain(memory.map(|m| m.text))
-            .collect();
+        let (memory_text, memory_ids) = match memory {
+            Some(m) => (Some(m.text), m.ids),
+            None => (None, Vec::new()),
+        };
+        let parts: Vec<String> = skills_text.into_iter().chain(memory_text).collect();
         if parts.is_empty() {
             return None;
         }
-        Some(Injection {
-            block: parts.join("\n\n"),
-            skills: names,
-        })
+        Some(Injection::carrying(parts.join("\n\n"), names, &memory_ids))
     }
 }
 

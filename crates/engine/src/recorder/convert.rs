@@ -4,7 +4,7 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
-use metaclaw_proxy::seams::{Protocol, ReplyCapture, TurnRecord};
+use metaclaw_proxy::seams::{Protocol, ReplyCapture, TurnFigures, TurnRecord};
 use metaclaw_store::NewTurn;
 use metaclaw_wire::assemble::{
     TokenUsage, assemble_anthropic_sse, assemble_openai_sse, usage_anthropic, usage_openai,
@@ -14,8 +14,14 @@ use serde_json::Value;
 /// How much of an unassemblable stream is kept in the error, for diagnosis.
 const RAW_REPLY_LIMIT: usize = 2048;
 
-pub(super) fn new_turn(record: TurnRecord) -> NewTurn {
+/// Usage comes from the upstream when the proxy read it on the way (`figures`), else from the
+/// reply as the client saw it.
+pub(super) fn new_turn(record: TurnRecord, figures: TurnFigures) -> NewTurn {
     let reply = reply(record.client_protocol, &record.reply);
+    let usage = figures
+        .upstream_usage
+        .filter(TokenUsage::is_known)
+        .unwrap_or(reply.usage);
     let error = match (record.error, reply.error) {
         (Some(turn), Some(assembly)) => Some(format!("{turn}; {assembly}")),
         (turn, assembly) => turn.or(assembly),
@@ -32,14 +38,19 @@ pub(super) fn new_turn(record: TurnRecord) -> NewTurn {
         reply_json: reply.json,
         status: record.status,
         error,
-        input_tokens: reply.usage.input_tokens,
-        output_tokens: reply.usage.output_tokens,
+        input_tokens: usage.input_tokens,
+        output_tokens: usage.output_tokens,
+        cache_read_tokens: usage.cache_read_tokens,
+        cache_write_tokens: usage.cache_write_tokens,
         overhead_ms: record.overhead_ms,
         ttft_ms: record.ttft_ms,
         total_ms: record.total_ms,
         created_at_ms: unix_ms(record.started_at),
         skill_generation: record.skill_generation,
         injected_skills: record.injected_skills,
+        injected_memories: figures.injected_memories,
+        injected_tokens: Some(figures.injected_tokens),
+        block_tokens: Some(figures.block_tokens),
     }
 }
 

@@ -123,6 +123,14 @@ impl RecorderHandle {
         }
     }
 
+    /// Queues a message that may be lost when the queue is full (a turn's figures: the turn
+    /// is then recorded with what its reply shows).
+    pub(super) fn queue(&self, message: Message) {
+        if self.tx.try_send(message).is_err() {
+            self.warn_dropped("a turn's figures");
+        }
+    }
+
     pub(super) fn shared(&self) -> &Shared {
         &self.shared
     }

@@ -6,6 +6,7 @@
 //! turns (assembling streamed replies) and writes whatever is queued in one transaction.
 
 mod convert;
+mod figures;
 mod handle;
 mod worker;
 
@@ -21,6 +22,7 @@ use metaclaw_proxy::seams::{SessionEvent, TurnRecord};
 use metaclaw_store::{NewBlock, Store, StoreError};
 
 pub use convert::unix_ms;
+pub use figures::FiguresSink;
 pub use handle::RecorderHandle;
 pub use worker::RecorderWorker;
 
@@ -28,6 +30,8 @@ pub use worker::RecorderWorker;
 enum Message {
     Turn(Box<TurnRecord>),
     Event(SessionEvent),
+    /// What MetaClaw measured of the turn that follows (see [`FiguresSink`]).
+    Figures(figures::FiguresKey, metaclaw_proxy::seams::TurnFigures),
     /// A context block given to a message, remembered for prompt-cache stickiness.
     Block(NewBlock),
     /// Answered once everything queued before it is committed.

@@ -346,3 +346,61 @@ fn a_refused_write_is_counted_with_its_reason() {
     assert_eq!(health.database_problem, None);
     worker.shutdown().unwrap();
 }
+
+#[test]
+fn a_turns_figures_are_stored_with_it_and_the_upstreams_usage_wins() {
+    use metaclaw_proxy::seams::{TokenUsage, TurnFigures};
+    use std::sync::Arc;
+
+    let dir = tempfile::tempdir().unwrap();
+    let (handle, _worker) = start(&db(&dir), 64).unwrap();
+    let sink = super::FiguresSink {
+        inner: Arc::new(handle.clone()),
+        recorder: handle.clone(),
+    };
+    // The client saw no usage (it did not ask); the upstream's was read on the way.
+    let mut withheld = record("w", Protocol::Openai, sse(&OPENAI_SSE[..2]));
+    withheld.started_at = at(1_700_000_000_001);
+    let figures = TurnFigures {
+        injected_memories: vec!["m1".into()],
+        injected_tokens: 120,
+        block_tokens: 40,
+        upstream_usage: Some(TokenUsage {
+            input_tokens: Some(500),
+            output_tokens: Some(2),
+            cache_read_tokens: Some(448),
+            cache_write_tokens: Some(30),
+        }),
+    };
+    sink.turn_finished_with(withheld, figures);
+    // A turn without figures of its own is not given another turn's.
+    sink.turn_finished(record("w", Protocol::Openai, sse(&OPENAI_SSE)));
+    handle.flush().unwrap();
+
+    let rows = read(&db(&dir)).session_usage("w").unwrap();
+    assert_eq!(rows.len(), 2);
+    let (first, second) = (&rows[0], &rows[1]);
+    assert_eq!(
+        (first.input_tokens, first.output_tokens),
+        (Some(500), Some(2))
+    );
+    assert_eq!(
+        (first.cache_read_tokens, first.cache_write_tokens),
+        (Some(448), Some(30))
+    );
+    assert_eq!(
+        (first.injected_tokens, first.block_tokens),
+        (Some(120), Some(40))
+    );
+    assert_eq!(first.injected_memories, ["m1"]);
+    assert_eq!(
+        (second.input_tokens, second.output_tokens),
+        (Some(11), Some(2))
+    );
+    assert_eq!(second.cache_read_tokens, None);
+    assert_eq!(
+        (second.injected_tokens, second.block_tokens),
+        (Some(0), Some(0))
+    );
+    assert!(second.injected_memories.is_empty());
+}

@@ -11,6 +11,7 @@ use metaclaw_proxy::seams::SessionEvent;
 use metaclaw_store::{NewBlock, NewTurn, Store};
 
 use super::convert::{new_turn, unix_ms};
+use super::figures::Waiting;
 use super::handle::{RecorderHandle, weight};
 use super::{Message, RecorderError};
 
@@ -134,6 +135,7 @@ fn run(
         ..Pending::default()
     };
     let mut calls_saved = crate::llm::calls::version();
+    let mut figures = Waiting::default();
     while let Ok(first) = queue.recv() {
         // Linger briefly so a busy proxy's turns share one transaction instead of paying a
         // commit each; flushes and shutdown are still answered at once.
@@ -147,8 +149,10 @@ fn run(
                     let shared = handle.shared();
                     shared.depth.fetch_sub(1, Ordering::Relaxed);
                     shared.bytes.fetch_sub(weight(&record), Ordering::Relaxed);
-                    pending.turns.push(new_turn(*record));
+                    let measured = figures.take(&record);
+                    pending.turns.push(new_turn(*record, measured));
                 }
+                Message::Figures(key, measured) => figures.hold(key, measured),
                 // Events and control messages keep their place relative to the turns.
                 Message::Block(block) => pending.blocks.push(block),
                 Message::Event(event) => {

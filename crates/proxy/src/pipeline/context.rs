@@ -8,6 +8,7 @@
 
 use std::sync::Arc;
 
+use metaclaw_wire::tokens::estimate_tokens;
 use serde_json::{Map, Value};
 
 use crate::config::Placement;
@@ -20,6 +21,15 @@ use crate::state::AppState;
 /// The key under which a session's pinned system block is remembered.
 const SYSTEM_KEY: &str = "system";
 
+/// What a request was given, for the turn's record.
+pub struct Injected {
+    /// What the newest user message (or the system prompt) carries.
+    pub current: Arc<Injection>,
+    /// Estimated tokens of every block put into the request, resent ones included: what
+    /// MetaClaw adds to the prompt the provider bills.
+    pub tokens: u64,
+}
+
 /// Injects into `body` and returns what the newest message (or the system prompt) carries.
 pub async fn inject(
     state: &AppState,
@@ -27,14 +37,24 @@ pub async fn inject(
     meta: &RequestMeta,
     model: &str,
     body: &mut Map<String, Value>,
-) -> Option<Arc<Injection>> {
+) -> Option<Injected> {
     if !state.injector.active() {
         return None;
     }
-    match state.config.placement {
-        Placement::User => on_user_messages(state, client, meta, model, body).await,
-        Placement::System => on_system_prompt(state, client, meta, model, body).await,
+    let mut tokens = 0;
+    let current = match state.config.placement {
+        Placement::User => on_user_messages(state, client, meta, model, body, &mut tokens).await,
+        Placement::System => on_system_prompt(state, client, meta, model, body, &mut tokens).await,
+    }?;
+    Some(Injected { current, tokens })
+}
+
+/// Estimated tokens of a block as it goes into the request, delimiters included.
+pub fn block_tokens(injection: &Injection) -> u64 {
+    if injection.is_empty() {
+        return 0;
     }
+    u64::try_from(estimate_tokens(&inject::delimit(&injection.block))).unwrap_or(u64::MAX)
 }
 
 async fn on_user_messages(
@@ -43,6 +63,7 @@ async fn on_user_messages(
     meta: &RequestMeta,
     model: &str,
     body: &mut Map<String, Value>,
+    tokens: &mut u64,
 ) -> Option<Arc<Injection>> {
     let targets = query::human_user_messages(body);
     let (&newest, older) = targets.split_last()?;
@@ -71,10 +92,12 @@ async fn on_user_messages(
         };
         if let Some(old) = old.filter(|b| !b.is_empty()) {
             inject::append_to_message(client, body, index, &old.block);
+            *tokens += block_tokens(old);
         }
     }
     if !current.is_empty() {
         inject::append_to_message(client, body, newest, &current.block);
+        *tokens += block_tokens(&current);
     }
     observe(state);
     Some(current)
@@ -86,6 +109,7 @@ async fn on_system_prompt(
     meta: &RequestMeta,
     model: &str,
     body: &mut Map<String, Value>,
+    tokens: &mut u64,
 ) -> Option<Arc<Injection>> {
     let blocks = state.sticky.session(&meta.session_id);
     let key = [SYSTEM_KEY.to_string()];
@@ -96,6 +120,7 @@ async fn on_system_prompt(
     };
     if !pinned.is_empty() {
         inject::append_to_system_prompt(client, body, &pinned.block);
+        *tokens += block_tokens(&pinned);
     }
     observe(state);
     Some(pinned)

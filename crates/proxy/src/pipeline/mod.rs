@@ -7,3 +7,4 @@ pub mod inject;
 pub mod normalize;
 pub mod query;
 pub mod sticky;
+pub mod usage;

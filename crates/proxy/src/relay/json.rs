@@ -10,7 +10,7 @@ use tokio::time::Instant;
 use super::headers;
 use super::record::Draft;
 use crate::error::{ApiError, ErrorKind};
-use crate::seams::{Protocol, ReplyCapture};
+use crate::seams::{Protocol, ReplyCapture, TokenUsage};
 use crate::state::AppState;
 use crate::upstream::send::Answered;
 
@@ -67,7 +67,10 @@ pub async fn respond(state: &AppState, answered: Answered, mut draft: Draft) -> 
     let t_post = Instant::now();
     let (out_status, out_body, error) = if status.is_success() {
         match convert_success(&draft, body) {
-            Ok(b) => (status, b, None),
+            Ok((b, usage)) => {
+                draft.figures.upstream_usage = usage;
+                (status, b, None)
+            }
             Err(e) => {
                 return fail(state, draft, e);
             }
@@ -140,7 +143,9 @@ pub fn fail(state: &AppState, draft: Draft, mut err: ApiError) -> Response {
     resp
 }
 
-fn convert_success(draft: &Draft, body: Bytes) -> Result<Bytes, ApiError> {
+/// The reply in the client's protocol, and the upstream's usage when the reply was
+/// translated (the client's usage then may lack a figure, such as cache writes).
+fn convert_success(draft: &Draft, body: Bytes) -> Result<(Bytes, Option<TokenUsage>), ApiError> {
     let client = draft.client_protocol;
     let bad = |what: &str, e: &dyn std::fmt::Display| {
         ApiError::new(
@@ -158,28 +163,30 @@ fn convert_success(draft: &Draft, body: Bytes) -> Result<Bytes, ApiError> {
                 obj.insert("session_id".into(), Value::String(draft.session_id.clone()));
             }
             serde_json::to_vec(&v)
-                .map(Bytes::from)
+                .map(|b| (Bytes::from(b), None))
                 .map_err(|e| bad("response", &e))
         }
-        (Protocol::Anthropic, Protocol::Anthropic) => Ok(body),
+        (Protocol::Anthropic, Protocol::Anthropic) => Ok((body, None)),
         (Protocol::Anthropic, Protocol::Openai) => {
             let r: openai::ChatResponse =
                 serde_json::from_slice(&body).map_err(|e| bad("chat completion", &e))?;
+            let usage = r.usage.as_ref().map(TokenUsage::from);
             let out = translate::openai_response_to_anthropic(r);
             serde_json::to_vec(&out)
-                .map(Bytes::from)
+                .map(|b| (Bytes::from(b), usage))
                 .map_err(|e| bad("response", &e))
         }
         (Protocol::Openai, Protocol::Anthropic) => {
             let r: anthropic::MessagesResponse =
                 serde_json::from_slice(&body).map_err(|e| bad("message", &e))?;
+            let usage = Some(TokenUsage::from(&r.usage));
             let mut out = serde_json::to_value(translate::anthropic_response_to_openai(r))
                 .map_err(|e| bad("response", &e))?;
             if let Some(obj) = out.as_object_mut() {
                 obj.insert("session_id".into(), Value::String(draft.session_id.clone()));
             }
             serde_json::to_vec(&out)
-                .map(Bytes::from)
+                .map(|b| (Bytes::from(b), usage))
                 .map_err(|e| bad("response", &e))
         }
     }

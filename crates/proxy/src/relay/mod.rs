@@ -6,3 +6,4 @@ pub mod headers;
 pub mod json;
 pub mod record;
 pub mod stream;
+mod withhold;

@@ -6,7 +6,9 @@ use std::time::{Duration, SystemTime};
 use bytes::Bytes;
 use tokio::time::Instant;
 
-use crate::seams::{EndReason, Protocol, ReplyCapture, TurnRecord, TurnSink, TurnType};
+use crate::seams::{
+    EndReason, Protocol, ReplyCapture, TurnFigures, TurnRecord, TurnSink, TurnType,
+};
 use crate::session::{RequestMeta, Sessions};
 
 /// Everything known about a turn before the reply starts.
@@ -28,6 +30,8 @@ pub struct Draft {
     pub end_session: Option<Arc<Sessions>>,
     pub skill_generation: u64,
     pub injected_skills: Vec<String>,
+    /// What was injected, and the usage the relay read on the way.
+    pub figures: TurnFigures,
 }
 
 impl Draft {
@@ -54,6 +58,7 @@ impl Draft {
             end_session: None,
             skill_generation: 0,
             injected_skills: Vec::new(),
+            figures: TurnFigures::default(),
         }
     }
 
@@ -90,7 +95,7 @@ impl Draft {
             error,
             started_at: self.started_at,
         };
-        self.sink.turn_finished(record);
+        self.sink.turn_finished_with(record, self.figures);
         if let Some(sessions) = self.end_session {
             sessions.end(&record_session, EndReason::Explicit);
         }

@@ -19,6 +19,8 @@ use tokio::time::Instant;
 use super::finale::Finale;
 use super::headers;
 use super::record::Draft;
+use super::withhold::Withhold;
+use crate::seams::TokenUsage;
 use crate::seams::{Protocol, ReplyCapture};
 use crate::state::SharedState;
 use crate::upstream::send::Answered;
@@ -28,6 +30,9 @@ type ByteStream = Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>;
 enum Mode {
     /// Same protocol: bytes go out exactly as they came in.
     Pass,
+    /// OpenAI to a client that did not ask for usage: as `Pass`, without the usage MetaClaw
+    /// asked for.
+    PassWithheld(Withhold),
     OpenAiToAnthropic(SseDecoder, OpenAiToAnthropicStream),
     AnthropicToOpenAi(SseDecoder, AnthropicToOpenAiStream),
 }
@@ -40,6 +45,8 @@ struct Tee {
     error: Option<String>,
     completed: bool,
     state: SharedState,
+    /// The upstream's usage, when the relay read it on the way (see `TurnRecord`).
+    usage: Option<TokenUsage>,
 }
 
 impl Tee {
@@ -74,6 +81,8 @@ impl Drop for Tee {
         }
         self.state.metrics.inflight.dec();
         let sent = std::mem::take(&mut self.sent);
+        let mut draft = draft;
+        draft.figures.upstream_usage = self.usage.or(draft.figures.upstream_usage);
         draft.finish(ReplyCapture::Sse(sent), 200, error, self.first_byte);
     }
 }
@@ -99,6 +108,9 @@ pub fn respond(
     let client = draft.client_protocol;
     let finale = Finale::new(draft.upstream_protocol);
     let mode = match (client, draft.upstream_protocol) {
+        (Protocol::Openai, Protocol::Openai) if !include_usage => {
+            Mode::PassWithheld(Withhold::new())
+        }
         (a, b) if a == b => Mode::Pass,
         (Protocol::Anthropic, _) => Mode::OpenAiToAnthropic(
             SseDecoder::new(),
@@ -130,6 +142,7 @@ pub fn respond(
             error: None,
             completed: false,
             state,
+            usage: None,
         },
         done: false,
         finale,
@@ -195,6 +208,11 @@ impl Relay {
                 self.finale.scan(&bytes);
                 self.pending.push_back(bytes);
             }
+            Mode::PassWithheld(w) => {
+                self.finale.scan(&bytes);
+                w.push(&bytes, &mut self.pending);
+                self.tee.usage = w.usage();
+            }
             Mode::OpenAiToAnthropic(decoder, tr) => {
                 for ev in decoder.push(&bytes) {
                     if ev.data.trim() == "[DONE]" {
@@ -209,6 +227,7 @@ impl Relay {
                             for out in tr.push(chunk) {
                                 push_anthropic(&mut self.pending, &out);
                             }
+                            self.tee.usage = tr.upstream_usage().map(TokenUsage::from);
                         }
                         Err(e) => {
                             tracing::warn!(error = %e, "skipped an unreadable upstream chunk")
@@ -226,6 +245,7 @@ impl Relay {
                             for out in tr.push(event) {
                                 push_openai(&mut self.pending, &out);
                             }
+                            self.tee.usage = tr.upstream_usage().map(TokenUsage::from);
                         }
                         Err(e) => {
                             tracing::warn!(error = %e, "skipped an unreadable upstream event")
@@ -240,6 +260,10 @@ impl Relay {
         self.tee.completed = true;
         match &mut self.mode {
             Mode::Pass => {}
+            Mode::PassWithheld(w) => {
+                w.finish(&mut self.pending);
+                self.tee.usage = w.usage();
+            }
             Mode::OpenAiToAnthropic(_, tr) => {
                 for out in tr.finish() {
                     push_anthropic(&mut self.pending, &out);

@@ -7,7 +7,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 use tokio::time::Instant;
 
-use crate::pipeline::{context, fit, inbound, query};
+use crate::pipeline::{context, fit, inbound, query, usage};
 use crate::relay::record::Draft;
 use crate::relay::{json, stream};
 use crate::seams::{Protocol, TurnType};
@@ -76,9 +76,15 @@ async fn turn(state: &SharedState, client: Protocol, headers: HeaderMap, body: B
     if meta.turn_type == TurnType::Main
         && let Some(injected) = context::inject(state, client, &meta, &model, &mut map).await
     {
-        draft.injected_skills = injected.skills.clone();
+        draft.injected_skills = injected.current.skill_names();
+        draft.figures.injected_memories = injected.current.memory_ids();
+        draft.figures.block_tokens = context::block_tokens(&injected.current);
+        draft.figures.injected_tokens = injected.tokens;
     }
     fit::apply(client, &mut map, state.config.context_window);
+    if wants_stream {
+        usage::ask_for_stream_usage(client, &mut map);
+    }
     let mut request = Value::Object(map);
     draft.overhead = t_parse.elapsed();
 
@@ -93,7 +99,9 @@ async fn turn(state: &SharedState, client: Protocol, headers: HeaderMap, body: B
             skill_generation: draft.skill_generation,
             query,
             stream: wants_stream,
-            include_usage,
+            // Always, so the turn is recorded with its tokens; the relay keeps the usage
+            // chunk from a client that did not ask for it.
+            include_usage: true,
         };
         if let Some(answered) = upstream::local::answer(state, offer, &mut request).await {
             draft.overhead += answered.prep;

@@ -17,11 +17,16 @@ pub fn turn(session: &str, turn_type: &str, at_ms: i64) -> NewTurn {
         error: None,
         input_tokens: Some(10),
         output_tokens: Some(5),
+        cache_read_tokens: None,
+        cache_write_tokens: None,
         overhead_ms: 0.5,
         ttft_ms: Some(12.0),
         total_ms: 40.0,
         created_at_ms: at_ms,
         skill_generation: 0,
         injected_skills: Vec::new(),
+        injected_memories: Vec::new(),
+        injected_tokens: None,
+        block_tokens: None,
     }
 }

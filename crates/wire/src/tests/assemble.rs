@@ -100,7 +100,9 @@ fn assembles_openai() {
         usage_openai(&out),
         TokenUsage {
             input_tokens: Some(12),
-            output_tokens: Some(8)
+            output_tokens: Some(8),
+            cache_read_tokens: None,
+            cache_write_tokens: None,
         }
     );
 }
@@ -154,7 +156,9 @@ fn assembles_anthropic() {
         usage_anthropic(&out),
         TokenUsage {
             input_tokens: Some(14),
-            output_tokens: Some(30)
+            output_tokens: Some(30),
+            cache_read_tokens: Some(4),
+            cache_write_tokens: None,
         }
     );
 }

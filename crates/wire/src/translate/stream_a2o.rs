@@ -23,6 +23,8 @@ pub struct AnthropicToOpenAiStream {
     tool_index: HashMap<u32, u32>,
     tool_calls: u32,
     usage: anthropic::Usage,
+    /// Whether the upstream has reported any usage yet.
+    usage_known: bool,
 }
 
 impl AnthropicToOpenAiStream {
@@ -38,7 +40,14 @@ impl AnthropicToOpenAiStream {
             tool_index: HashMap::new(),
             tool_calls: 0,
             usage: anthropic::Usage::default(),
+            usage_known: false,
         }
+    }
+
+    /// The usage the upstream reported so far, in its own terms (cache writes included,
+    /// which an OpenAI client's usage has no field for).
+    pub fn upstream_usage(&self) -> Option<&anthropic::Usage> {
+        self.usage_known.then_some(&self.usage)
     }
 
     pub fn push(&mut self, event: StreamEvent) -> Vec<ChatChunk> {
@@ -48,6 +57,7 @@ impl AnthropicToOpenAiStream {
                 self.id = format!("chatcmpl-{}", message.id);
                 self.model = message.model;
                 self.usage = message.usage;
+                self.usage_known = true;
                 self.ensure_role(&mut out);
             }
             StreamEvent::ContentBlockStart {
@@ -106,6 +116,7 @@ impl AnthropicToOpenAiStream {
             StreamEvent::MessageDelta { delta, usage, .. } => {
                 if let Some(u) = &usage {
                     self.usage.merge(u);
+                    self.usage_known = true;
                 }
                 if let Some(reason) = delta.stop_reason {
                     self.finish_chunk(finish_reason_from_anthropic(&reason), &mut out);

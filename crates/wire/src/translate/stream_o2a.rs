@@ -44,6 +44,11 @@ impl OpenAiToAnthropicStream {
         }
     }
 
+    /// The usage the upstream reported, once its usage chunk arrived.
+    pub fn upstream_usage(&self) -> Option<&openai::Usage> {
+        self.usage.as_ref()
+    }
+
     pub fn push(&mut self, chunk: ChatChunk) -> Vec<StreamEvent> {
         let mut out = Vec::new();
         if self.ended {
