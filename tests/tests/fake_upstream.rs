@@ -12,7 +12,7 @@ const KEY: &str = "upstream-key";
 async fn fake() -> Result<FakeUpstream> {
     Ok(FakeUpstream::start(FakeOptions {
         api_key: Some(KEY.into()),
-        fast: false,
+        ..FakeOptions::default()
     })
     .await?)
 }
@@ -826,6 +826,7 @@ async fn fast_mode_replies_without_recording() -> Result<()> {
     let f = FakeUpstream::start(FakeOptions {
         api_key: Some(KEY.into()),
         fast: true,
+        ..FakeOptions::default()
     })
     .await?;
     let events =

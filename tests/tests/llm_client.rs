@@ -15,7 +15,7 @@ const KEY: &str = "sk-fake-upstream-key-0001";
 async fn fake() -> FakeUpstream {
     FakeUpstream::start(FakeOptions {
         api_key: Some(KEY.into()),
-        fast: false,
+        ..FakeOptions::default()
     })
     .await
     .unwrap()

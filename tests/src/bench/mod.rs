@@ -1,6 +1,7 @@
 //! The proxy benchmark: a closed-loop load generator comparing requests sent straight to the
 //! fake upstream with the same requests sent through the proxy.
 
+pub mod cache;
 pub mod client;
 pub mod conversation;
 pub mod learning;

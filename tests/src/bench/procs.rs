@@ -93,10 +93,23 @@ pub struct ProxySpec<'a> {
 }
 
 pub async fn start_proxy(spec: &ProxySpec<'_>, ready_within: Duration) -> Result<Proxy> {
+    start_proxy_to(spec, "openai", ready_within).await
+}
+
+/// Starts the proxy against an upstream speaking `api` (`openai` or `anthropic`).
+pub async fn start_proxy_to(
+    spec: &ProxySpec<'_>,
+    api: &str,
+    ready_within: Duration,
+) -> Result<Proxy> {
     let home = tempfile::tempdir()?;
+    let base = match api {
+        "anthropic" => format!("http://{}", spec.upstream),
+        _ => format!("http://{}/v1", spec.upstream),
+    };
     let config = format!(
-        "llm:\n  api: openai\n  api_base: http://{}/v1\n  model_id: fake-model\n{}",
-        spec.upstream, spec.extra_config
+        "llm:\n  api: {api}\n  api_base: {base}\n  model_id: fake-model\n{}",
+        spec.extra_config
     );
     std::fs::write(home.path().join("config.yaml"), config)?;
     let log = home.path().join("bench-proxy.log");

@@ -18,6 +18,9 @@ struct Args {
     /// Benchmark mode: fixed minimal reply, no request recording.
     #[arg(long)]
     fast: bool,
+    /// Report prompt-cache usage as a provider's prefix cache would.
+    #[arg(long)]
+    prefix_cache: bool,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -32,6 +35,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
     let opts = FakeOptions {
         api_key: args.api_key,
         fast: args.fast,
+        prefix_cache: args.prefix_cache,
     };
     let fake = FakeUpstream::start_on_port(opts, args.port).await?;
     metaclaw_e2e::fake_process::announce_and_wait(fake.addr().port()).await?;

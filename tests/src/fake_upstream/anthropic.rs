@@ -125,11 +125,13 @@ fn stop_reason(r: &Reply) -> &'static str {
     }
 }
 
-fn usage(input: u64, output: u64) -> Value {
+/// Anthropic's `input_tokens` counts only what was neither read from nor written to the cache.
+fn usage(r: &Reply, output: u64) -> Value {
+    let cache = r.cache.unwrap_or_default();
     json!({
-        "input_tokens": input,
-        "cache_creation_input_tokens": 0,
-        "cache_read_input_tokens": 0,
+        "input_tokens": r.prompt_tokens.saturating_sub(cache.read + cache.write),
+        "cache_creation_input_tokens": cache.write,
+        "cache_read_input_tokens": cache.read,
         "output_tokens": output,
     })
 }
@@ -152,7 +154,7 @@ pub fn message(model: &str, ids: &Ids, r: &Reply) -> Value {
         "content": [block],
         "stop_reason": stop_reason(r),
         "stop_sequence": null,
-        "usage": usage(r.prompt_tokens, r.completion_tokens),
+        "usage": usage(r, r.completion_tokens),
     })
 }
 
@@ -170,7 +172,7 @@ pub fn stream_frames(model: &str, ids: &Ids, r: &Reply) -> Vec<Bytes> {
                 "content": [],
                 "stop_reason": null,
                 "stop_sequence": null,
-                "usage": usage(r.prompt_tokens, 1),
+                "usage": usage(r, 1),
             },
         }),
     )];

@@ -15,6 +15,7 @@ mod fault;
 mod learner;
 mod lessons;
 mod openai;
+mod prefix_cache;
 mod reply;
 mod routes;
 mod sse;
@@ -32,6 +33,7 @@ use tokio::task::JoinHandle;
 pub use errors::{RETRY_AFTER_SECS, STATUS_OVERLOADED};
 pub use fault::Fault;
 pub use learner::Task;
+pub use prefix_cache::CacheUse;
 pub use state::{FakeOptions, RecordedRequest, Stats};
 
 /// How long [`FakeUpstream::shutdown`] lets open connections finish.
@@ -72,6 +74,16 @@ impl FakeUpstream {
             shared,
             server: Some(server),
         })
+    }
+
+    /// The prompt-cache figures reported so far, oldest first (empty unless
+    /// `FakeOptions::prefix_cache`).
+    pub fn cache_uses(&self) -> Vec<CacheUse> {
+        self.shared
+            .prefix_cache
+            .as_ref()
+            .map(prefix_cache::PrefixCache::log)
+            .unwrap_or_default()
     }
 
     pub fn addr(&self) -> SocketAddr {

@@ -126,11 +126,15 @@ impl Ids {
 }
 
 fn usage(r: &Reply) -> Value {
-    json!({
+    let mut u = json!({
         "prompt_tokens": r.prompt_tokens,
         "completion_tokens": r.completion_tokens,
         "total_tokens": r.prompt_tokens + r.completion_tokens,
-    })
+    });
+    if let Some(cache) = r.cache {
+        u["prompt_tokens_details"] = json!({ "cached_tokens": cache.read });
+    }
+    u
 }
 
 fn finish_reason(r: &Reply) -> &'static str {

@@ -5,6 +5,7 @@
 use serde_json::Value;
 
 use super::fault::{self, Fault};
+use super::prefix_cache::CacheUse;
 
 /// What the fake needs to know about a request, extracted per protocol.
 #[derive(Debug, Default)]
@@ -30,6 +31,8 @@ pub struct Reply {
     pub content: ReplyContent,
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
+    /// Prompt-cache figures, reported only with `FakeOptions::prefix_cache`.
+    pub cache: Option<CacheUse>,
 }
 
 /// Decides the reply and the fault the conversation's marker asks for.
@@ -53,6 +56,7 @@ pub fn decide(conv: &Conversation) -> (Reply, Option<Fault>) {
         content,
         prompt_tokens: prompt_tokens(conv.prompt_chars),
         completion_tokens,
+        cache: None,
     };
     (reply, fault)
 }
@@ -63,6 +67,7 @@ pub fn scripted(conv: &Conversation, text: String) -> Reply {
         completion_tokens: word_count(&text),
         content: ReplyContent::Text(text),
         prompt_tokens: prompt_tokens(conv.prompt_chars),
+        cache: None,
     }
 }
 

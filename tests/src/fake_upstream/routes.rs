@@ -19,7 +19,7 @@ use super::learner;
 use super::reply::{self, Reply, ReplyContent};
 use super::sse::{self, SSE_CONTENT_TYPE, StreamPlan};
 use super::state::{RecordedRequest, Shared};
-use super::{anthropic, openai};
+use super::{anthropic, openai, prefix_cache};
 
 /// Real providers accept large prompts; the proxy's own limit is what tests exercise.
 const BODY_LIMIT: usize = 64 << 20;
@@ -155,6 +155,16 @@ fn authorized(s: &Shared, proto: Protocol, headers: &HeaderMap) -> bool {
     }
 }
 
+/// The credential a request came with (either protocol's header), for the cache key.
+fn credential(headers: &HeaderMap) -> String {
+    ["authorization", "x-api-key"]
+        .iter()
+        .find_map(|h| headers.get(*h).and_then(|v| v.to_str().ok()))
+        .unwrap_or("")
+        .trim_start_matches("Bearer ")
+        .to_owned()
+}
+
 /// The error an error fault answers with; the echoing 401 quotes the request's credential.
 fn fault_answer(proto: Protocol, fault: Fault, headers: &HeaderMap) -> Option<Response> {
     if fault != Fault::UnauthorizedEcho {
@@ -268,6 +278,21 @@ async fn model_request(
         .get("stream")
         .and_then(Value::as_bool)
         .unwrap_or(false);
+    let reply = match &s.prefix_cache {
+        Some(cache) => {
+            let used = cache.account(
+                proto,
+                &prefix_cache::key(&credential(headers), &value),
+                &value,
+            );
+            Reply {
+                prompt_tokens: used.prompt,
+                cache: Some(used),
+                ..reply
+            }
+        }
+        None => reply,
+    };
     let n = s.next_id();
     let out = Rendered::new(
         proto,
@@ -426,6 +451,7 @@ fn fast_reply(s: Arc<Shared>, proto: Protocol, body: &[u8]) -> Response {
     let reply = Reply {
         content: ReplyContent::Text("Echo: benchmark reply".into()),
         prompt_tokens: 8,
+        cache: None,
         completion_tokens: 3,
     };
     let usage = req.stream_options.is_some_and(|o| o.include_usage);

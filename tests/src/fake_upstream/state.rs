@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::fault::Fault;
 use super::learner::Task;
+use super::prefix_cache::PrefixCache;
 
 #[derive(Debug, Clone, Default)]
 pub struct FakeOptions {
@@ -20,6 +21,8 @@ pub struct FakeOptions {
     pub api_key: Option<String>,
     /// Benchmark mode: fixed minimal reply, no recording, no markers, no validation.
     pub fast: bool,
+    /// Report prompt-cache usage as a provider's prefix cache would (see `prefix_cache`).
+    pub prefix_cache: bool,
 }
 
 /// One request the fake received, for assertions.
@@ -85,6 +88,7 @@ pub struct Stats {
 pub(crate) struct Shared {
     pub opts: FakeOptions,
     pub shutdown: CancellationToken,
+    pub prefix_cache: Option<PrefixCache>,
     requests: Mutex<Vec<RecordedRequest>>,
     faults: Mutex<VecDeque<Fault>>,
     replies: Mutex<VecDeque<String>>,
@@ -106,6 +110,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Shared {
     pub fn new(opts: FakeOptions) -> Self {
         Self {
+            prefix_cache: opts.prefix_cache.then(PrefixCache::default),
             opts,
             shutdown: CancellationToken::new(),
             requests: Mutex::default(),

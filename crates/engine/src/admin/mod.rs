@@ -15,6 +15,7 @@ mod setup;
 mod skills;
 mod stats;
 mod status;
+mod turn_usage;
 
 pub use agents::{AgentsAdmin, StartReconnect};
 pub use routes::{AdminState, router};

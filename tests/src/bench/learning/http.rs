@@ -58,6 +58,18 @@ pub async fn chat(
         .with_context(|| format!("no assistant text in {answer}"))
 }
 
+/// `POST path` on the admin API with a JSON body.
+pub async fn admin_post(addr: SocketAddr, token: &str, path: &str, body: &Value) -> Result<Value> {
+    let req = Request::builder()
+        .method(Method::POST)
+        .uri(path)
+        .header(header::HOST, addr.to_string())
+        .header(header::AUTHORIZATION, format!("Bearer {token}"))
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Full::new(Bytes::from(body.to_string())))?;
+    send(addr, req).await
+}
+
 /// `GET path` on the admin API.
 pub async fn admin(addr: SocketAddr, token: &str, path: &str) -> Result<Value> {
     let req = Request::builder()
