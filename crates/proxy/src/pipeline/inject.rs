@@ -79,6 +79,10 @@ fn without_cache_control(part: &Value) -> Value {
 /// turned into one text part first: a client that sends a message as parts and resends it as
 /// a string (Claude Code) then gets the same content blocks both times, which the provider
 /// reads as the same prompt. In the OpenAI protocol string content stays a string.
+///
+/// A prompt-cache breakpoint (`cache_control`) on the message's last part moves to the block:
+/// the client asked for the whole message to be cached, and left on the part before it, the
+/// breakpoint would leave the block out of the cache until a later turn's breakpoint covers it.
 pub fn append_to_message(
     protocol: Protocol,
     body: &mut Map<String, Value>,
@@ -103,7 +107,17 @@ pub fn append_to_message(
             s.push_str("\n\n");
             s.push_str(&text);
         }
-        Some(Value::Array(parts)) => parts.push(part),
+        Some(Value::Array(parts)) => {
+            let mut part = part;
+            let marker = parts
+                .last_mut()
+                .and_then(Value::as_object_mut)
+                .and_then(|last| last.remove("cache_control"));
+            if let (Some(marker), Some(p)) = (marker, part.as_object_mut()) {
+                p.insert("cache_control".into(), marker);
+            }
+            parts.push(part);
+        }
         _ => {
             msg["content"] = Value::String(text);
         }
@@ -227,9 +241,34 @@ mod tests {
         if let Some(part) = sent[0].as_object_mut() {
             part.remove("cache_control");
         }
+        if let Some(part) = sent[1].as_object_mut() {
+            part.remove("cache_control");
+        }
         assert_eq!(sent, b["messages"][0]["content"]);
         assert_eq!(sent.as_array().map(Vec::len), Some(2));
         assert_eq!(sent[1]["text"], delimit("SKILL"));
+    }
+
+    /// The client's breakpoint on the message's end stays on its end, now the block.
+    #[test]
+    fn a_breakpoint_on_the_last_part_moves_to_the_block() {
+        let mut b = map(json!({"messages":[{"role":"user","content":[
+            {"type":"text","text":"<system-reminder>x</system-reminder>"},
+            {"type":"text","text":"fix it","cache_control":{"type":"ephemeral"}}]}]}));
+        append_to_message(Protocol::Anthropic, &mut b, 0, "SKILL");
+        let parts = b["messages"][0]["content"].as_array().unwrap();
+        assert_eq!(parts.len(), 3);
+        assert!(parts[1].get("cache_control").is_none());
+        assert_eq!(parts[2]["cache_control"]["type"], "ephemeral");
+        assert_eq!(parts[2]["text"], delimit("SKILL"));
+
+        let mut unmarked = map(json!({"messages":[{"role":"user","content":[
+            {"type":"text","text":"a","cache_control":{"type":"ephemeral"}},
+            {"type":"text","text":"b"}]}]}));
+        append_to_message(Protocol::Anthropic, &mut unmarked, 0, "SKILL");
+        let parts = unmarked["messages"][0]["content"].as_array().unwrap();
+        assert_eq!(parts[0]["cache_control"]["type"], "ephemeral");
+        assert!(parts[2].get("cache_control").is_none());
     }
 
     #[test]

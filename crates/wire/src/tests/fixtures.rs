@@ -58,12 +58,14 @@ fn openclaw_request_translates() {
     );
     // The two consecutive user messages merge.
     assert_eq!(out["messages"][0]["content"].as_array().unwrap().len(), 2);
-    // Rewritten ids (`callr1`) are matched back to the original ones (`call_r1`).
+    // Rewritten ids (`callr1`) are matched back to the original ones (`call_r1`); the tool
+    // round's end is a cache breakpoint.
     assert_eq!(
         out["messages"][6]["content"],
         json!([
             {"type": "tool_result", "tool_use_id": "call_r1", "content": "# Project\nA demo."},
-            {"type": "tool_result", "tool_use_id": "call_r2", "content": "[package]\nname = \"demo\""}
+            {"type": "tool_result", "tool_use_id": "call_r2", "content": "[package]\nname = \"demo\"",
+                "cache_control": {"type": "ephemeral"}}
         ])
     );
     assert_eq!(

@@ -286,7 +286,8 @@ fn legacy_function_messages_and_missing_ids() {
     );
     assert_eq!(
         out["messages"][2]["content"],
-        json!([{"type": "tool_result", "tool_use_id": "toolu_1_0", "content": "42"}])
+        json!([{"type": "tool_result", "tool_use_id": "toolu_1_0", "content": "42",
+            "cache_control": {"type": "ephemeral"}}])
     );
 }
 
@@ -348,6 +349,28 @@ fn a_translated_request_gets_cache_breakpoints_on_stable_parts_only() {
     assert!(blocks[1].get("cache_control").is_none(), "{out}");
     let breakpoints = out.to_string().matches("cache_control").count();
     assert_eq!(breakpoints, 3);
+
+    // In a tool round, the results after the user's message are cached too.
+    let round = o2a(json!({
+        "model": "m",
+        "messages": [
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": "read the file"},
+            {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function",
+                "function": {"name": "read", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "contents"}
+        ]
+    }));
+    assert_eq!(
+        round["messages"][0]["content"][0]["cache_control"], eph,
+        "{round}"
+    );
+    assert_eq!(round["messages"][2]["content"][0]["type"], "tool_result");
+    assert_eq!(
+        round["messages"][2]["content"][0]["cache_control"], eph,
+        "{round}"
+    );
+    assert_eq!(round.to_string().matches("cache_control").count(), 3);
 
     // A client that placed its own breakpoints keeps exactly those.
     let own = o2a(json!({"model": "m", "messages": [

@@ -3,10 +3,12 @@
 //! OpenAI-compatible providers cache prompt prefixes on their own; Anthropic caches only up
 //! to `cache_control` breakpoints. An OpenAI client (OpenClaw on an `openai-completions`
 //! provider) sends none, so a translated conversation was never cached. When the client set
-//! no breakpoint itself, three are added (of Anthropic's four): after the tools, after the
-//! system prompt — both the same every turn — and on the newest block the user wrote (with
+//! no breakpoint itself, up to four are added (Anthropic's limit): after the tools, after the
+//! system prompt — both the same every turn — on the newest block the user wrote (with
 //! MetaClaw's block), so the next turn, which resends it unchanged, reads everything up to it
-//! from the cache (Anthropic looks back from each breakpoint for an earlier cached prefix).
+//! from the cache (Anthropic looks back from each breakpoint for an earlier cached prefix),
+//! and on the conversation's last block when that comes later (a tool round's results), so
+//! the next call of the tool loop reads those too, as an OpenAI provider's prefix cache would.
 
 use serde_json::{Value, json};
 
@@ -40,12 +42,11 @@ pub(super) fn add_breakpoints(req: &mut MessagesRequest) {
     // of that message: consecutive user messages are merged into one, and an agent's trailing
     // envelope message (OpenClaw's internal context) is dropped from the history next turn,
     // so only the prefix up to the user's own block is sent again unchanged.
-    let newest = req
-        .messages
-        .iter_mut()
-        .rev()
-        .find(|m| m.role == Role::User && !reader::own_words(&m.content.text("\n")).is_empty());
-    if let Some(message) = newest {
+    let newest = req.messages.iter_mut().enumerate().rev().find(|(_, m)| {
+        m.role == Role::User && !reader::own_words(&m.content.text("\n")).is_empty()
+    });
+    let own_at = newest.as_ref().map(|(i, _)| *i);
+    if let Some((_, message)) = newest {
         let mut blocks = match std::mem::replace(&mut message.content, Content::Blocks(vec![])) {
             Content::Text(text) => vec![ContentBlock::text(text)],
             Content::Blocks(blocks) => blocks,
@@ -60,6 +61,27 @@ pub(super) fn add_breakpoints(req: &mut MessagesRequest) {
             extra.insert("cache_control".into(), ephemeral());
         }
         message.content = Content::Blocks(blocks);
+    }
+    // Only past the user's message: its own trailing envelope is dropped next turn.
+    if own_at.is_some_and(|i| i + 1 < req.messages.len()) {
+        mark_the_end(req);
+    }
+}
+
+/// The conversation's last block, unless it is of a kind that cannot carry a breakpoint.
+fn mark_the_end(req: &mut MessagesRequest) {
+    let Some(last) = req.messages.last_mut() else {
+        return;
+    };
+    if let Content::Blocks(blocks) = &mut last.content
+        && let Some(
+            ContentBlock::Text { extra, .. }
+            | ContentBlock::Image { extra, .. }
+            | ContentBlock::ToolUse { extra, .. }
+            | ContentBlock::ToolResult { extra, .. },
+        ) = blocks.last_mut()
+    {
+        extra.entry("cache_control").or_insert_with(ephemeral);
     }
 }
 
