@@ -30,6 +30,21 @@ pub fn meets(o: &Outcome) -> bool {
     ratio(o) >= TARGET_RATIO
 }
 
+/// Of the tokens each call resent from the call before it, the share read from the cache
+/// through MetaClaw (1 when MetaClaw keeps every resent byte identical and cached).
+pub fn resent_read(o: &Outcome) -> f64 {
+    let (mut read, mut resent) = (0u64, 0u64);
+    for pair in o.through.windows(2) {
+        resent += pair[0].prompt.unwrap_or(0);
+        read += pair[1].read.min(pair[0].prompt.unwrap_or(0));
+    }
+    if resent == 0 {
+        0.0
+    } else {
+        read as f64 / resent as f64
+    }
+}
+
 /// Mean estimated tokens MetaClaw added per call (all its blocks in the request).
 fn injected_per_call(o: &Outcome) -> f64 {
     let n = o.recorded.len().max(1) as f64;
@@ -42,13 +57,13 @@ fn injected_per_call(o: &Outcome) -> f64 {
 
 pub fn table(rows: &[Outcome]) -> String {
     let mut out = String::from(
-        "| client (agent) | upstream | calls | cache-read share direct | through MetaClaw | ratio | recorded by MetaClaw | injected tokens per call |\n\
-         |---|---|---|---|---|---|---|---|\n",
+        "| client (agent) | upstream | calls | cache-read share direct | through MetaClaw | ratio | recorded by MetaClaw | resent prefix read | injected tokens per call |\n\
+         |---|---|---|---|---|---|---|---|---|\n",
     );
     for o in rows {
         let mark = if meets(o) { "" } else { " (below target)" };
         out.push_str(&format!(
-            "| {} ({}) | {} | {} | {:.3} | {:.3} | **{:.3}**{mark} | {:.3} | {:.0} |\n",
+            "| {} ({}) | {} | {} | {:.3} | {:.3} | **{:.3}**{mark} | {:.3} | {:.3} | {:.0} |\n",
             o.combo.client.label(),
             o.combo.agent(),
             o.combo.upstream.label(),
@@ -57,6 +72,7 @@ pub fn table(rows: &[Outcome]) -> String {
             read_share(&o.through),
             ratio(o),
             recorded_share(o),
+            resent_read(o),
             injected_per_call(o),
         ));
     }
