@@ -9,6 +9,7 @@ mod keys;
 mod llm;
 mod load;
 mod memory;
+mod prices;
 mod proxy;
 mod rl;
 mod scheduler;
@@ -28,6 +29,7 @@ pub use keys::{SECRET_KEYS, secret_account};
 pub use llm::{AuthMethod, Fallback, LlmApi, LlmConfig};
 pub use load::Loaded;
 pub use memory::{MemoryConfig, MemoryRetrieval};
+pub use prices::{Price, Prices};
 pub use proxy::{InjectionConfig, Placement, ProxyConfig, SessionConfig};
 pub use rl::{LossFn, ModelProvider, OpdConfig, RlBackend, RlConfig};
 pub use scheduler::{CalendarConfig, SchedulerConfig};
@@ -102,6 +104,8 @@ pub struct Config {
     claw_type_chosen: bool,
     pub openrouter: OpenRouterConfig,
     pub wechat: WechatConfig,
+    /// Per-model prices that override or extend the built-in table.
+    pub prices: Prices,
 }
 
 fn legacy_bool<'d, D: serde::Deserializer<'d>>(d: D) -> Result<Option<bool>, D::Error> {

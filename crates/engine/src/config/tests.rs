@@ -721,3 +721,57 @@ fn semantic_retrieval_knobs_default_load_set_and_validate() -> TestResult {
     assert!(e.contains("skills.min_similarity"), "{e}");
     Ok(())
 }
+
+#[test]
+fn prices_load_set_and_refuse_what_is_not_a_price() -> TestResult {
+    let h = home()?;
+    let c = load_text(
+        &h,
+        "prices:\n  qwen-plus: {input: 0.4, output: 1.2, cache_read: 0.08}\n",
+    )?
+    .config;
+    let qwen = c.prices.get("qwen-plus").ok_or("qwen-plus missing")?;
+    assert_eq!(
+        (qwen.input, qwen.output, qwen.cache_read),
+        (0.4, 1.2, Some(0.08))
+    );
+    assert_eq!(qwen.cache_write, None);
+
+    for (bad, says) in [
+        (
+            "prices:\n  m: {input: -1, output: 2}\n",
+            "per million tokens",
+        ),
+        ("prices:\n  m: {input: 1, output: 2, inptu: 3}\n", "inptu"),
+        ("prices:\n  m: {input: 1}\n", "output"),
+    ] {
+        let e = err_text(load_text(&h, bad));
+        assert!(e.contains("prices") && e.contains(says), "{bad}: {e}");
+    }
+
+    std::fs::remove_file(&h.paths.config)?;
+    set(
+        &h.paths,
+        "prices",
+        "{gpt-4o: {input: 2.5, output: 10, cache_read: 1.25}}",
+        &h.store,
+    )?;
+    let c = Config::load(&h.paths)?.config;
+    assert_eq!(
+        c.prices.get("gpt-4o").map(|p| p.cache_read),
+        Some(Some(1.25))
+    );
+    let e = err_text(set(
+        &h.paths,
+        "prices",
+        "{m: {input: x, output: 1}}",
+        &h.store,
+    ));
+    assert!(e.contains("prices"), "{e}");
+    let c = Config::load(&h.paths)?.config;
+    assert!(
+        c.prices.contains_key("gpt-4o"),
+        "a rejected edit keeps the file"
+    );
+    Ok(())
+}
