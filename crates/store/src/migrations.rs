@@ -8,6 +8,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     V4_MEMORY_PINNED_INDEX,
     crate::migrations_learn::V5_LEARNING,
     crate::migrations_usage::V6_TURN_USAGE,
+    crate::migrations_usage::V7_LEARNING_USAGE,
 ];
 
 const V1_SESSIONS_TURNS: &str = "

@@ -15,3 +15,21 @@ ALTER TABLE turns ADD COLUMN injected_tokens INTEGER NULL;
 ALTER TABLE turns ADD COLUMN block_tokens INTEGER NULL;
 ALTER TABLE turns ADD COLUMN injected_memories TEXT NULL;
 ";
+
+/// Schema v7: what learning cost, per UTC day and purpose (`evolution`, `extraction`,
+/// `embeddings`, `judge`, `other`): the calls MetaClaw made to a provider to learn, those that
+/// failed, and their tokens in the convention of `turns` (`input_tokens` includes cache reads
+/// and writes).
+pub(crate) const V7_LEARNING_USAGE: &str = "
+CREATE TABLE learning_usage (
+    day                TEXT NOT NULL,
+    purpose            TEXT NOT NULL,
+    calls              INTEGER NOT NULL DEFAULT 0,
+    failed             INTEGER NOT NULL DEFAULT 0,
+    input_tokens       INTEGER NOT NULL DEFAULT 0,
+    output_tokens      INTEGER NOT NULL DEFAULT 0,
+    cache_read_tokens  INTEGER NOT NULL DEFAULT 0,
+    cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (day, purpose)
+) WITHOUT ROWID;
+";

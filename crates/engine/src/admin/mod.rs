@@ -4,6 +4,7 @@
 mod agents;
 mod events;
 mod learning;
+mod learning_usage;
 mod logs;
 mod memory;
 mod memory_policy;

@@ -77,6 +77,7 @@ pub fn router(state: Arc<AdminState>) -> Router {
         .merge(super::events::router())
         .merge(super::learning::router())
         .merge(super::turn_usage::router())
+        .merge(super::learning_usage::router())
         .route_layer(middleware::from_fn_with_state(state.clone(), require_token))
         .with_state(state)
 }

@@ -161,12 +161,14 @@ fn run(
                 }
                 Message::Flush(done) => {
                     pending.write(&mut store, handle);
+                    save_learning_usage(&mut store);
                     // The asker may have stopped waiting; nothing to do then.
                     let _ = done.send(());
                 }
                 Message::Shutdown => {
                     pending.write(&mut store, handle);
                     save_learning_calls(&mut store, &mut calls_saved);
+                    save_learning_usage(&mut store);
                     tracing::debug!("recorder stopped");
                     return;
                 }
@@ -180,6 +182,20 @@ fn run(
         }
         pending.write(&mut store, handle);
         save_learning_calls(&mut store, &mut calls_saved);
+        save_learning_usage(&mut store);
+    }
+}
+
+/// Adds learning's calls since the last batch to the per-day counts; kept for the next batch
+/// when the database refuses them.
+fn save_learning_usage(store: &mut Store) {
+    let rows = crate::llm::calls::take_unsaved();
+    if rows.is_empty() {
+        return;
+    }
+    if let Err(e) = store.add_learning_usage(&rows) {
+        tracing::debug!(error = %e, "learning usage not saved; retried with the next batch");
+        crate::llm::calls::put_back(rows);
     }
 }
 
