@@ -17,6 +17,8 @@ use cli::{Cli, Command, ModelsCommand, StartArgs};
 use exit::Outcome;
 
 fn main() -> ExitCode {
+    // Before any thread exists, so every thread shares the one arena (see `configure`).
+    metaclaw_engine::run::configure_allocator();
     #[cfg(feature = "desktop")]
     prefer_software_rendering();
     let cli = Cli::parse();

@@ -121,9 +121,16 @@ pub struct Engine {
     _lock: InstanceLock,
 }
 
+/// Sets the allocator up for a long run. The binary calls it first thing in `main`, before
+/// any thread exists, so every thread shares one arena; [`Engine::start`] calls it too, for
+/// hosts that did not (a second call changes nothing).
+pub fn configure_allocator() {
+    metaclaw_proxy::allocator::configure();
+}
+
 impl Engine {
     pub async fn start(paths: Paths, options: StartOptions) -> Result<Engine, EngineError> {
-        metaclaw_proxy::allocator::configure();
+        configure_allocator();
         paths.ensure_dirs()?;
         let loaded = Config::load(&paths)?;
         for w in &loaded.warnings {
@@ -254,6 +261,10 @@ impl Engine {
             app_state = app_state.with_local_model(learning.model());
         }
         let state: SharedState = Arc::new(app_state);
+        if let Some(memory) = &memory {
+            let readers = memory.readers().clone();
+            state.sessions.on_quiet(Box::new(move || readers.release()));
+        }
         metaclaw_proxy::check_bind(&state).map_err(EngineError::Bind)?;
         let bind = state.config.bind;
         let listener = TcpListener::bind(bind).await.map_err(|e| {

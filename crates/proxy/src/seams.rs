@@ -151,6 +151,9 @@ pub trait StickyStore: Send + Sync {
     ) -> BoxFuture<'a, Vec<(String, Injection)>>;
     /// Remembers a new block. Must not block: implementations queue and return.
     fn save(&self, session_id: &str, key: &str, injection: &Injection);
+    /// The proxy went quiet: let go of what only speeds up reads (an open connection and
+    /// its page cache). Must not block for long.
+    fn release(&self) {}
 }
 
 /// Keeps nothing: blocks live only in the proxy's bounded memory, so one that left it is

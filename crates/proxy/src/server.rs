@@ -70,6 +70,13 @@ pub async fn serve(
     state: SharedState,
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
+    // Weak: the hook lives in the state it reaches, and must not keep it alive after a restart.
+    let weak = Arc::downgrade(&state);
+    state.sessions.on_quiet(Box::new(move || {
+        if let Some(state) = weak.upgrade() {
+            state.sticky.release_memory();
+        }
+    }));
     let sweeper = tokio::spawn(Arc::clone(&state.sessions).run_sweeper(shutdown.clone()));
     let forgetter = tokio::spawn(forget_ended_sessions(state.clone(), shutdown.clone()));
     crate::listen::accept_loop(

@@ -105,6 +105,16 @@ impl StickyStore for SqliteSticky {
         })
     }
 
+    fn release(&self) {
+        // Closed here, reopened by the next read that needs it.
+        let closed = self
+            .reader
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        drop(closed);
+    }
+
     fn save(&self, session_id: &str, key: &str, injection: &Injection) {
         // Marked before it is queued: a read never skips a block that is on its way.
         self.saved().insert(session_id, key);

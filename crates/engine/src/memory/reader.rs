@@ -42,4 +42,10 @@ impl Readers {
         }
         Ok(out)
     }
+
+    /// Closes the idle connections (and frees their page caches); the next read opens one.
+    pub fn release(&self) {
+        let closed = std::mem::take(&mut *self.idle.lock().unwrap_or_else(PoisonError::into_inner));
+        drop(closed);
+    }
 }

@@ -276,6 +276,17 @@ impl Sticky {
         }
     }
 
+    /// The proxy went quiet: every session's blocks leave memory (the store keeps them and
+    /// gives them back, byte for byte, when a message is resent) and the store lets go of
+    /// what speeds up its reads. The memory they held can then be given back to the system.
+    pub fn release_memory(&self) {
+        let sessions = std::mem::take(&mut *self.lock_sessions());
+        for session in sessions.values() {
+            self.detach(session);
+        }
+        self.store.release();
+    }
+
     /// Stops counting a session that left the map.
     fn detach(&self, session: &SessionBlocks) {
         let mut window = session.lock();

@@ -21,6 +21,15 @@ pub const MAX_OPEN: usize = 10_000;
 /// How often the memory freed by the requests since the last look is given back.
 const RELEASE_EVERY: Duration = Duration::from_secs(5);
 
+/// Without a request for this long the proxy is quiet: caches that only save time while
+/// requests keep coming (remembered blocks in memory, idle database connections) are
+/// dropped and their memory given back. An agent's own tool loop sends its requests
+/// seconds apart; a person reading and typing is what makes the pause longer.
+pub const QUIET_AFTER: Duration = Duration::from_secs(30);
+
+/// Something to run once the proxy has gone quiet.
+pub type QuietHook = Box<dyn Fn() + Send + Sync>;
+
 struct Open {
     scope: String,
     last_seen: Instant,
@@ -37,6 +46,7 @@ pub struct Sessions {
     events: broadcast::Sender<SessionEvent>,
     sink: Arc<dyn TurnSink>,
     idle_timeout: Duration,
+    quiet_hooks: Mutex<Vec<QuietHook>>,
 }
 
 impl Sessions {
@@ -53,7 +63,30 @@ impl Sessions {
             events,
             sink,
             idle_timeout,
+            quiet_hooks: Mutex::new(Vec::new()),
         }
+    }
+
+    /// Runs `hook` each time the proxy goes quiet ([`QUIET_AFTER`] without a request after
+    /// serving some), before the freed memory is given back. Hooks run on the sweeper: they
+    /// must be quick (drop a cache, close a connection).
+    pub fn on_quiet(&self, hook: QuietHook) {
+        self.quiet_hooks
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(hook);
+    }
+
+    /// Runs the quiet hooks now; returns how many ran.
+    pub fn quieten(&self) -> usize {
+        let hooks = self
+            .quiet_hooks
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        for hook in hooks.iter() {
+            hook();
+        }
+        hooks.len()
     }
 
     pub fn subscribe(&self) -> broadcast::Receiver<SessionEvent> {
@@ -148,7 +181,10 @@ impl Sessions {
     /// served requests it also gives the memory they freed back to the system: trimming
     /// only once traffic stops let a long busy stretch hold tens of MB that nothing used
     /// (104 MB, 80 MB after one trim, in the soak). A trim takes the allocator's locks for
-    /// a moment; once every five seconds of traffic is not felt by requests.
+    /// a moment; once every five seconds of traffic is not felt by requests. Once requests
+    /// stop for [`QUIET_AFTER`], the quiet hooks drop their caches and that is given back
+    /// too, and again every [`RELEASE_EVERY`] in which the process did any work (learning
+    /// jobs finishing), never while it does nothing.
     pub async fn run_sweeper(self: Arc<Self>, cancel: CancellationToken) {
         // Check often enough that a session ends within a quarter of its timeout.
         let period =
@@ -158,6 +194,10 @@ impl Sessions {
         let mut release = tokio::time::interval(RELEASE_EVERY);
         release.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut seen = 0;
+        let mut last_request = Instant::now();
+        // The process's CPU time after the last trim in this quiet stretch.
+        let mut trimmed_at: Option<u64> = None;
+        let mut quieted = true;
         loop {
             tokio::select! {
                 _ = cancel.cancelled() => return,
@@ -171,7 +211,24 @@ impl Sessions {
                     let now = self.touches.load(Ordering::Relaxed);
                     if now != seen {
                         seen = now;
+                        last_request = Instant::now();
+                        quieted = false;
+                        trimmed_at = None;
                         crate::allocator::release_freed_memory();
+                    } else if last_request.elapsed() >= QUIET_AFTER {
+                        if !quieted {
+                            quieted = true;
+                            let hooks = self.quieten();
+                            tracing::debug!(hooks, "quiet: caches dropped");
+                        }
+                        // Learning jobs still at work after the last request free memory
+                        // too: while quiet, it is given back whenever anything ran since
+                        // the last trim (read after the trim, so its own time is not work).
+                        let cpu = crate::allocator::cpu_ticks();
+                        if trimmed_at.is_none() || cpu.is_none() || cpu != trimmed_at {
+                            crate::allocator::release_freed_memory();
+                            trimmed_at = crate::allocator::cpu_ticks();
+                        }
                     }
                 }
             }
@@ -297,6 +354,38 @@ mod tests {
             ev.last(),
             Some(SessionEvent::Started { session_id, .. }) if session_id == "new"
         ));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn quiet_hooks_run_once_after_requests_stop_and_again_after_the_next_burst() {
+        let sink = Arc::new(Events::default());
+        let s = Arc::new(Sessions::new(sink, Duration::from_secs(3600)));
+        let (tx, mut ran) = tokio::sync::mpsc::unbounded_channel::<Instant>();
+        s.on_quiet(Box::new(move || {
+            let _ = tx.send(Instant::now());
+        }));
+        let cancel = CancellationToken::new();
+        let task = tokio::spawn(s.clone().run_sweeper(cancel.clone()));
+        // Nothing served yet: nothing to drop, however long it stays silent.
+        tokio::time::advance(QUIET_AFTER * 3).await;
+        assert!(ran.try_recv().is_err());
+
+        let began = Instant::now();
+        s.touch("a", "d", TurnType::Main);
+        let first = ran.recv().await.unwrap();
+        let waited = first - began;
+        assert!(
+            waited >= QUIET_AFTER && waited <= QUIET_AFTER + RELEASE_EVERY * 2,
+            "{waited:?}"
+        );
+        tokio::time::advance(QUIET_AFTER * 3).await;
+        assert!(ran.try_recv().is_err(), "once per quiet stretch");
+
+        s.touch("a", "d", TurnType::Main);
+        let second = ran.recv().await.unwrap();
+        assert!(second > first);
+        cancel.cancel();
+        task.await.unwrap();
     }
 
     #[tokio::test(start_paused = true)]

@@ -6,6 +6,7 @@ use crate::seams::BoxFuture;
 struct Recorded {
     rows: Mutex<Vec<(String, String, Injection)>>,
     asked: Mutex<Vec<String>>,
+    released: AtomicUsize,
 }
 
 impl StickyStore for Recorded {
@@ -30,6 +31,9 @@ impl StickyStore for Recorded {
             .lock()
             .unwrap()
             .push((session_id.into(), key.into(), injection.clone()));
+    }
+    fn release(&self) {
+        self.released.fetch_add(1, Ordering::Relaxed);
     }
 }
 
@@ -195,4 +199,30 @@ async fn a_block_kept_for_an_evicted_session_is_saved_not_counted() {
         (0, 0)
     );
     assert_eq!(one(&sticky, "gone", "k").await.unwrap().block, "late");
+}
+
+#[tokio::test]
+async fn going_quiet_empties_memory_and_every_block_comes_back_from_the_store() {
+    let store = Arc::new(Recorded::default());
+    let sticky = Sticky::with_limits(store.clone(), small());
+    for (session, i) in [("a", 0), ("a", 1), ("b", 2)] {
+        let blocks = sticky.session(session);
+        sticky.remember(session, &blocks, &format!("k{i}"), inj(&block_for(i)));
+    }
+    assert_eq!(sticky.blocks_in_memory(), 3);
+
+    sticky.release_memory();
+    assert_eq!(
+        (sticky.blocks_in_memory(), sticky.bytes_in_memory()),
+        (0, 0)
+    );
+    assert_eq!(sticky.open_sessions(), 0);
+    assert_eq!(store.released.load(Ordering::Relaxed), 1);
+
+    for (session, i) in [("a", 0), ("a", 1), ("b", 2)] {
+        let back = one(&sticky, session, &format!("k{i}")).await;
+        assert_eq!(back.map(|b| b.block.clone()), Some(block_for(i)));
+    }
+    assert_eq!(store.asked.lock().unwrap().len(), 3, "each read back once");
+    assert_eq!(sticky.blocks_in_memory(), 3, "and kept again");
 }
