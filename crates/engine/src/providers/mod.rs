@@ -7,7 +7,7 @@ mod probe;
 mod text;
 
 pub use presets::{PRESETS, Preset, PresetView, attribution_headers, configured, find, same_base};
-pub use prices::{BUILT_IN_AS_OF, PriceSource, Tokens, built_in, cost_usd, price_for};
+pub use prices::{PriceSource, Tokens, built_in, cost_usd, price_for};
 pub use probe::{
     Check, Connected, ErrorKind, MODELS_CAP, PROBE_TIMEOUT, ProbeError, Report, Target,
     key_check_path, probe, test_connection,

@@ -4,13 +4,10 @@
 
 use crate::config::{Price, Prices};
 
-/// When the built-in prices were copied from the providers' price pages. They change; the
-/// config's `prices:` wins for any model it names.
-pub const BUILT_IN_AS_OF: &str = "2026-12";
-
 /// Provider list prices in US dollars per million tokens (standard tier, prompt-cache
-/// reads and five-minute cache writes where the provider bills them apart). Only models
-/// whose price is published flat (no tiers by prompt length or region) are listed.
+/// reads and five-minute cache writes where the provider bills them apart), as published
+/// when this list was written. Only models whose price is published flat (no tiers by prompt
+/// length or region) are listed; providers change them, and `prices:` wins.
 const BUILT_IN: &[(&str, Price)] = &[
     ("gpt-4o", p(2.50, 10.00, Some(1.25), None)),
     ("gpt-4o-mini", p(0.15, 0.60, Some(0.075), None)),
