@@ -107,19 +107,23 @@ fn edit(frame: &[u8], usage: &mut Option<TokenUsage>) -> Option<Bytes> {
     let Some(cut) = remove_member(json, "usage") else {
         return unchanged();
     };
-    if let Ok(u) = serde_json::from_str::<openai::Usage>(cut.value) {
-        *usage = Some(TokenUsage::from(&u));
-    }
-    let Ok(chunk) = serde_json::from_str::<serde_json::Value>(json) else {
-        return unchanged();
-    };
-    let only_usage = chunk
-        .get("choices")
-        .and_then(serde_json::Value::as_array)
-        .is_some_and(Vec::is_empty)
-        && chunk.get("usage").is_some_and(serde_json::Value::is_object);
-    if only_usage {
-        return None;
+    // Every chunk carries `"usage": null` once usage is asked for: cut it without parsing
+    // anything; only a chunk with figures is read, and kept back when it has no choices.
+    if cut.value.trim() != "null" {
+        if let Ok(u) = serde_json::from_str::<openai::Usage>(cut.value) {
+            *usage = Some(TokenUsage::from(&u));
+        }
+        let Ok(chunk) = serde_json::from_str::<serde_json::Value>(json) else {
+            return unchanged();
+        };
+        let only_usage = chunk
+            .get("choices")
+            .and_then(serde_json::Value::as_array)
+            .is_some_and(Vec::is_empty)
+            && chunk.get("usage").is_some_and(serde_json::Value::is_object);
+        if only_usage {
+            return None;
+        }
     }
     let mut edited = String::with_capacity(frame.len());
     edited.push_str(&text[..start]);
