@@ -4,6 +4,7 @@
 pub mod cache;
 pub mod client;
 pub mod conversation;
+pub mod entry;
 pub mod learning;
 pub mod load;
 pub mod procs;

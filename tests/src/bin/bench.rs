@@ -15,6 +15,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use clap::Parser;
 use metaclaw_e2e::bench::client::{Conn, Target, Workload};
+use metaclaw_e2e::bench::entry;
 use metaclaw_e2e::bench::load::{RoundResult, run_round};
 use metaclaw_e2e::bench::procs::{self, ProxySpec};
 use metaclaw_e2e::bench::report::{Added, Report, Settings, SkillsCompare};
@@ -114,11 +115,6 @@ fn main() -> ExitCode {
     }
 }
 
-fn sibling(name: &str) -> Result<PathBuf> {
-    let exe = std::env::current_exe()?;
-    Ok(exe.with_file_name(name))
-}
-
 async fn run(args: &Args) -> Result<Report> {
     if args.concurrency == 0 || args.rounds == 0 || args.requests < args.rounds {
         bail!("--concurrency and --rounds must be positive and --requests at least --rounds");
@@ -126,13 +122,13 @@ async fn run(args: &Args) -> Result<Report> {
     let fake_exe = args
         .fake
         .clone()
-        .map_or_else(|| sibling("fake-upstream"), Ok)?;
+        .map_or_else(|| entry::sibling("fake-upstream"), Ok)?;
     let (_fake, fake_addr) = procs::start_fake(&fake_exe, UPSTREAM_KEY).await?;
 
     let proxy_exe = args
         .metaclaw
         .clone()
-        .map_or_else(|| sibling("metaclaw"), Ok)?;
+        .map_or_else(|| entry::sibling("metaclaw"), Ok)?;
     let proxy = if args.direct_only {
         None
     } else {

@@ -13,11 +13,12 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Parser;
 use metaclaw_e2e::bench::cache::report;
 use metaclaw_e2e::bench::cache::run::{self, Combo};
 use metaclaw_e2e::bench::cache::shapes::MAX_TURNS;
+use metaclaw_e2e::bench::entry;
 
 #[derive(Parser, Debug)]
 #[command(about = "Prompt-cache reads direct and through MetaClaw, every protocol combination")]
@@ -35,34 +36,13 @@ struct Args {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("cache-bench: cannot start runtime: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    match runtime.block_on(run(&args)) {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::FAILURE,
-        Err(e) => {
-            eprintln!("cache-bench: {e:#}");
-            ExitCode::FAILURE
-        }
-    }
+    entry::run_to_exit("cache-bench", 2, None, run(&args))
 }
 
 async fn run(args: &Args) -> Result<bool> {
     let exe = match &args.metaclaw {
         Some(p) => p.clone(),
-        None => std::env::current_exe()?
-            .parent()
-            .context("no directory for this binary")?
-            .join("metaclaw"),
+        None => entry::sibling("metaclaw")?,
     };
     let turns = args.turns.clamp(1, MAX_TURNS);
     let mut rows = Vec::new();

@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::Parser;
+use metaclaw_e2e::bench::entry;
 use metaclaw_e2e::bench::learning::config::Setup;
 use metaclaw_e2e::bench::learning::run::{self, Outcome, Target};
 use metaclaw_e2e::bench::learning::{report, scenario};
@@ -50,25 +51,7 @@ struct Args {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("learning-bench: cannot start runtime: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    match runtime.block_on(run(&args)) {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::from(1),
-        Err(e) => {
-            eprintln!("learning-bench: {e:#}");
-            ExitCode::from(2)
-        }
-    }
+    entry::run_to_exit("learning-bench", 2, None, run(&args))
 }
 
 /// The skill ranking for `task`, for a rule that was not applied.
@@ -121,10 +104,7 @@ fn selected(args: &Args) -> Vec<Setup> {
 async fn run(args: &Args) -> Result<bool> {
     let exe = match &args.metaclaw {
         Some(p) => p.clone(),
-        None => std::env::current_exe()?
-            .parent()
-            .context("no directory for this binary")?
-            .join("metaclaw"),
+        None => entry::sibling("metaclaw")?,
     };
     let rules = scenario::RULES;
     let unrelated = scenario::UNRELATED;

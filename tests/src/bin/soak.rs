@@ -20,6 +20,7 @@ use anyhow::{Context, Result, bail};
 use clap::Parser;
 use metaclaw_e2e::bench::client::{self, Conn};
 use metaclaw_e2e::bench::conversation::request_body;
+use metaclaw_e2e::bench::entry;
 use metaclaw_e2e::bench::procs::{self, Proxy, ProxySpec};
 use metaclaw_e2e::bench::rss::PeakRss;
 use metaclaw_e2e::bench::soak::{Progress, Verdict, table};
@@ -98,45 +99,14 @@ struct Args {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("soak: cannot start runtime: {e}");
-            return ExitCode::from(2);
-        }
-    };
     let limit = Duration::from_secs(args.time_limit);
-    // Dropping `run` (time limit, Ctrl-C) drops the child guards, which kill the children.
-    let outcome = runtime.block_on(async {
-        tokio::select! {
-            r = tokio::time::timeout(limit, run(&args)) => {
-                r.unwrap_or_else(|_| Err(anyhow::anyhow!("time limit of {limit:?} exceeded")))
-            }
-            _ = tokio::signal::ctrl_c() => Err(anyhow::anyhow!("interrupted")),
-        }
-    });
-    match outcome {
-        Ok(ok) if ok => ExitCode::SUCCESS,
-        Ok(_) => ExitCode::from(1),
-        Err(e) => {
-            eprintln!("soak: {e:#}");
-            ExitCode::from(2)
-        }
-    }
+    entry::run_to_exit("soak", 2, Some(limit), run(&args))
 }
 
 fn key_value(s: &str) -> Result<(String, String), String> {
     s.split_once('=')
         .map(|(k, v)| (k.to_owned(), v.to_owned()))
         .ok_or_else(|| format!("expected KEY=VALUE, got {s:?}"))
-}
-
-fn sibling(name: &str) -> Result<PathBuf> {
-    Ok(std::env::current_exe()?.with_file_name(name))
 }
 
 async fn run(args: &Args) -> Result<bool> {
@@ -146,12 +116,12 @@ async fn run(args: &Args) -> Result<bool> {
     let fake_exe = args
         .fake
         .clone()
-        .map_or_else(|| sibling("fake-upstream"), Ok)?;
+        .map_or_else(|| entry::sibling("fake-upstream"), Ok)?;
     let (_fake, fake_addr) = procs::start_fake(&fake_exe, UPSTREAM_KEY).await?;
     let proxy_exe = args
         .metaclaw
         .clone()
-        .map_or_else(|| sibling("metaclaw"), Ok)?;
+        .map_or_else(|| entry::sibling("metaclaw"), Ok)?;
     // Written out so the run does not depend on the defaults.
     let extra = format!(
         "skills:\n  enabled: {}\n  auto_evolve: {}\nmemory:\n  enabled: {}\n  auto_extract: {}\n{}",
