@@ -677,7 +677,10 @@ async fn tray_menu_second_launch_start_at_login_pause_and_quit() {
     let entry = tokio::task::block_in_place(|| {
         poll("the login item", STEP_DEADLINE, || {
             let file = std::fs::read_dir(&autostart).ok()?.next()?.ok()?.path();
-            std::fs::read_to_string(file).ok()
+            // The file exists a moment before its text is written: wait for its Exec line.
+            std::fs::read_to_string(file)
+                .ok()
+                .filter(|text| text.lines().any(|l| l.starts_with("Exec=")))
         })
     });
     assert!(entry.contains("--hidden"), "{entry}");
