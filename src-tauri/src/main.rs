@@ -1,6 +1,8 @@
 //! The `metaclaw` binary: the CLI, and (with the `desktop` feature) the tray app.
 
 mod admin_client;
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+mod allocator;
 mod cli;
 mod commands;
 #[cfg(feature = "desktop")]
@@ -17,8 +19,6 @@ use cli::{Cli, Command, ModelsCommand, StartArgs};
 use exit::Outcome;
 
 fn main() -> ExitCode {
-    // Before any thread exists, so every thread shares the one arena (see `configure`).
-    metaclaw_engine::run::configure_allocator();
     #[cfg(feature = "desktop")]
     prefer_software_rendering();
     let cli = Cli::parse();

@@ -121,16 +121,8 @@ pub struct Engine {
     _lock: InstanceLock,
 }
 
-/// Sets the allocator up for a long run. The binary calls it first thing in `main`, before
-/// any thread exists, so every thread shares one arena; [`Engine::start`] calls it too, for
-/// hosts that did not (a second call changes nothing).
-pub fn configure_allocator() {
-    metaclaw_proxy::allocator::configure();
-}
-
 impl Engine {
     pub async fn start(paths: Paths, options: StartOptions) -> Result<Engine, EngineError> {
-        configure_allocator();
         paths.ensure_dirs()?;
         let loaded = Config::load(&paths)?;
         for w in &loaded.warnings {
@@ -225,16 +217,12 @@ impl Engine {
             gate,
             &options.events,
         );
-        let learning_sink: Arc<dyn TurnSink> = Arc::new(LearningSink {
+        let sink: Arc<dyn TurnSink> = Arc::new(LearningSink {
             recorder: recorder.clone(),
             evolution: evolution.clone(),
             memory: memory.clone(),
             events: options.events.clone(),
             learning: learning.clone(),
-        });
-        let sink: Arc<dyn TurnSink> = Arc::new(recorder::FiguresSink {
-            inner: learning_sink,
-            recorder: recorder.clone(),
         });
         let injector = ContextInjector::new(
             skills.as_ref().map(|s| s.current.clone()),
@@ -264,6 +252,12 @@ impl Engine {
         if let Some(memory) = &memory {
             let readers = memory.readers().clone();
             state.sessions.on_quiet(Box::new(move || readers.release()));
+        }
+        {
+            let recorder = recorder.clone();
+            state
+                .sessions
+                .on_quiet(Box::new(move || recorder.release_memory()));
         }
         metaclaw_proxy::check_bind(&state).map_err(EngineError::Bind)?;
         let bind = state.config.bind;

@@ -3,7 +3,6 @@
 //! Nothing here knows about skills, memory or storage: the engine plugs those in through
 //! [`seams`].
 
-pub mod allocator;
 pub mod auth;
 pub mod config;
 pub mod error;

@@ -212,11 +212,12 @@ pub struct TurnRecord {
     pub skill_generation: u64,
     /// Skills in the block this turn carried (newest user message or system prompt).
     pub injected_skills: Vec<String>,
+    /// What was injected, and the usage the relay read on the way.
+    pub figures: TurnFigures,
 }
 
-/// What MetaClaw measured of a turn beyond its record: what it injected, and the usage it
-/// read on the way. Handed to the sink beside the [`TurnRecord`] (see
-/// [`TurnSink::turn_finished_with`]).
+/// What MetaClaw measured of a turn beyond the bytes it forwarded: what it injected, and
+/// the usage it read on the way.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TurnFigures {
     /// Ids of the memories in the block `TurnRecord::injected_skills` came in.
@@ -274,12 +275,6 @@ pub enum SessionEvent {
 /// Receives finished turns. Must not block: implementations queue and return.
 pub trait TurnSink: Send + Sync {
     fn turn_finished(&self, turn: TurnRecord);
-    /// A finished turn with what MetaClaw measured of it; sinks that keep no figures take
-    /// the turn alone.
-    fn turn_finished_with(&self, turn: TurnRecord, figures: TurnFigures) {
-        let _ = figures;
-        self.turn_finished(turn);
-    }
     /// Number of turns waiting to be written (for `/metrics`).
     fn queue_depth(&self) -> usize;
     /// Session starts and ends, delivered in order with the turns.

@@ -185,6 +185,12 @@ pub fn rss_kib(pid: u32) -> Option<u64> {
     status_kib(pid, "VmRSS:")
 }
 
+/// The anonymous (heap, stacks) and file-backed (code, mapped libraries) parts of the RSS,
+/// in KiB: only the first is memory the process can give back.
+pub fn rss_parts_kib(pid: u32) -> Option<(u64, u64)> {
+    Some((status_kib(pid, "RssAnon:")?, status_kib(pid, "RssFile:")?))
+}
+
 /// The most the process has held resident since [`reset_peak_rss`] (or its start), in KiB:
 /// the kernel's own high-water mark, which no sampling interval can miss.
 pub fn peak_rss_kib(pid: u32) -> Option<u64> {

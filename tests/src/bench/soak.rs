@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use super::client;
-use super::procs::rss_kib;
+use super::procs::{rss_kib, rss_parts_kib};
 
 /// One row of the table.
 #[derive(Debug, Clone, Serialize)]
@@ -108,6 +108,7 @@ impl Progress {
                 .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
                 .and_then(|v| v.trim().parse().ok())
         };
+        let (anon, file) = rss_parts_kib(self.pid).unwrap_or_default();
         let c = Checkpoint {
             label: label.to_owned(),
             turns: self.turns(),
@@ -120,11 +121,13 @@ impl Progress {
         #[allow(clippy::print_stderr)]
         {
             eprintln!(
-                "soak: {:<20} {:>8} turns {:>6.0} s  RSS {:>8.1} MB  blocks in memory {}  recorder queue {}",
+                "soak: {:<20} {:>8} turns {:>6.0} s  RSS {:>8.1} MB (anon {:.1}, file {:.1})  blocks in memory {}  recorder queue {}",
                 c.label,
                 c.turns,
                 c.elapsed_s,
                 mb(c.rss_kib),
+                mb(anon),
+                mb(file),
                 opt(c.blocks_in_memory),
                 opt(c.recorder_queue)
             );

@@ -221,6 +221,7 @@ fn recorded(session: &str, scope: &str, turn: &Turn) -> TurnRecord {
         started_at: SystemTime::now(),
         skill_generation: 0,
         injected_skills: Vec::new(),
+        figures: Default::default(),
     }
 }
 

@@ -4,7 +4,7 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
-use metaclaw_proxy::seams::{Protocol, ReplyCapture, TurnFigures, TurnRecord};
+use metaclaw_proxy::seams::{Protocol, ReplyCapture, TurnRecord};
 use metaclaw_store::NewTurn;
 use metaclaw_wire::assemble::{
     TokenUsage, assemble_anthropic_sse, assemble_openai_sse, usage_anthropic, usage_openai,
@@ -14,9 +14,10 @@ use serde_json::Value;
 /// How much of an unassemblable stream is kept in the error, for diagnosis.
 const RAW_REPLY_LIMIT: usize = 2048;
 
-/// Usage comes from the upstream when the proxy read it on the way (`figures`), else from the
-/// reply as the client saw it.
-pub(super) fn new_turn(record: TurnRecord, figures: TurnFigures) -> NewTurn {
+/// Usage comes from the upstream when the proxy read it on the way (`record.figures`), else
+/// from the reply as the client saw it.
+pub(super) fn new_turn(record: TurnRecord) -> NewTurn {
+    let figures = record.figures;
     let reply = reply(record.client_protocol, &record.reply);
     let usage = figures
         .upstream_usage

@@ -115,19 +115,18 @@ impl RecorderHandle {
         wait.recv().map_err(|_| RecorderError::Stopped)
     }
 
+    /// The proxy went quiet: asks the worker to give back its connection's page cache (up to
+    /// 2 MB, refilled from disk by the next turns). Skipped when the queue is full: then the
+    /// proxy is not quiet.
+    pub fn release_memory(&self) {
+        let _ = self.tx.try_send(Message::Release);
+    }
+
     /// Queues a remembered block; dropped (and logged) when the queue is full, which costs
     /// stickiness after a restart, never the request.
     pub fn remember_block(&self, block: NewBlock) {
         if self.tx.try_send(Message::Block(block)).is_err() {
             self.warn_dropped("a remembered context block");
-        }
-    }
-
-    /// Queues a message that may be lost when the queue is full (a turn's figures: the turn
-    /// is then recorded with what its reply shows).
-    pub(super) fn queue(&self, message: Message) {
-        if self.tx.try_send(message).is_err() {
-            self.warn_dropped("a turn's figures");
         }
     }
 

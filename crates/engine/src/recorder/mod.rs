@@ -6,7 +6,6 @@
 //! turns (assembling streamed replies) and writes whatever is queued in one transaction.
 
 mod convert;
-mod figures;
 mod handle;
 mod worker;
 
@@ -22,7 +21,6 @@ use metaclaw_proxy::seams::{SessionEvent, TurnRecord};
 use metaclaw_store::{NewBlock, Store, StoreError};
 
 pub use convert::unix_ms;
-pub use figures::FiguresSink;
 pub use handle::RecorderHandle;
 pub use worker::RecorderWorker;
 
@@ -30,12 +28,12 @@ pub use worker::RecorderWorker;
 enum Message {
     Turn(Box<TurnRecord>),
     Event(SessionEvent),
-    /// What MetaClaw measured of the turn that follows (see [`FiguresSink`]).
-    Figures(figures::FiguresKey, metaclaw_proxy::seams::TurnFigures),
     /// A context block given to a message, remembered for prompt-cache stickiness.
     Block(NewBlock),
     /// Answered once everything queued before it is committed.
     Flush(mpsc::Sender<()>),
+    /// The proxy went quiet: the connection's page cache is given back.
+    Release,
     /// Commit everything queued before it, then stop.
     Shutdown,
 }

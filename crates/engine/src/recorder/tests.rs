@@ -58,6 +58,7 @@ fn record(session: &str, protocol: Protocol, reply: ReplyCapture) -> TurnRecord 
         started_at: at(1_700_000_000_000),
         skill_generation: 4,
         injected_skills: vec!["run-tests".to_owned()],
+        figures: Default::default(),
     }
 }
 
@@ -354,14 +355,11 @@ fn a_turns_figures_are_stored_with_it_and_the_upstreams_usage_wins() {
 
     let dir = tempfile::tempdir().unwrap();
     let (handle, _worker) = start(&db(&dir), 64).unwrap();
-    let sink = super::FiguresSink {
-        inner: Arc::new(handle.clone()),
-        recorder: handle.clone(),
-    };
+    let sink: Arc<dyn TurnSink> = Arc::new(handle.clone());
     // The client saw no usage (it did not ask); the upstream's was read on the way.
     let mut withheld = record("w", Protocol::Openai, sse(&OPENAI_SSE[..2]));
     withheld.started_at = at(1_700_000_000_001);
-    let figures = TurnFigures {
+    withheld.figures = TurnFigures {
         injected_memories: vec!["m1".into()],
         injected_tokens: 120,
         block_tokens: 40,
@@ -372,7 +370,7 @@ fn a_turns_figures_are_stored_with_it_and_the_upstreams_usage_wins() {
             cache_write_tokens: Some(30),
         }),
     };
-    sink.turn_finished_with(withheld, figures);
+    sink.turn_finished(withheld);
     // A turn without figures of its own is not given another turn's.
     sink.turn_finished(record("w", Protocol::Openai, sse(&OPENAI_SSE)));
     handle.flush().unwrap();
@@ -403,4 +401,20 @@ fn a_turns_figures_are_stored_with_it_and_the_upstreams_usage_wins() {
         (Some(0), Some(0))
     );
     assert!(second.injected_memories.is_empty());
+}
+
+#[test]
+fn releasing_the_page_cache_at_rest_loses_no_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    let (handle, worker) = start(&db(&dir), 64).unwrap();
+    handle.turn_finished(record("r", Protocol::Openai, sse(&OPENAI_SSE)));
+    // Queued behind the turn: the turn is committed first, then the cache let go.
+    handle.release_memory();
+    let mut later = record("r", Protocol::Openai, sse(&OPENAI_SSE));
+    later.started_at = at(1_700_000_000_500);
+    handle.turn_finished(later);
+    handle.flush().unwrap();
+    assert_eq!(read(&db(&dir)).session_turns("r").unwrap().len(), 2);
+    assert_eq!(handle.health().failed_writes, 0);
+    worker.shutdown().unwrap();
 }

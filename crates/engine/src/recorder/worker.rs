@@ -11,7 +11,6 @@ use metaclaw_proxy::seams::SessionEvent;
 use metaclaw_store::{NewBlock, NewTurn, Store};
 
 use super::convert::{new_turn, unix_ms};
-use super::figures::Waiting;
 use super::handle::{RecorderHandle, weight};
 use super::{Message, RecorderError};
 
@@ -135,7 +134,6 @@ fn run(
         ..Pending::default()
     };
     let mut calls_saved = crate::llm::calls::version();
-    let mut figures = Waiting::default();
     while let Ok(first) = queue.recv() {
         // Linger briefly so a busy proxy's turns share one transaction instead of paying a
         // commit each; flushes and shutdown are still answered at once.
@@ -149,10 +147,8 @@ fn run(
                     let shared = handle.shared();
                     shared.depth.fetch_sub(1, Ordering::Relaxed);
                     shared.bytes.fetch_sub(weight(&record), Ordering::Relaxed);
-                    let measured = figures.take(&record);
-                    pending.turns.push(new_turn(*record, measured));
+                    pending.turns.push(new_turn(*record));
                 }
-                Message::Figures(key, measured) => figures.hold(key, measured),
                 // Events and control messages keep their place relative to the turns.
                 Message::Block(block) => pending.blocks.push(block),
                 Message::Event(event) => {
@@ -164,6 +160,12 @@ fn run(
                     save_learning_usage(&mut store);
                     // The asker may have stopped waiting; nothing to do then.
                     let _ = done.send(());
+                }
+                Message::Release => {
+                    pending.write(&mut store, handle);
+                    if let Err(e) = store.connection().execute_batch("PRAGMA shrink_memory") {
+                        tracing::debug!("recorder: page cache not released: {e}");
+                    }
                 }
                 Message::Shutdown => {
                     pending.write(&mut store, handle);

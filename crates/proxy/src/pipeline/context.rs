@@ -99,7 +99,6 @@ async fn on_user_messages(
         inject::append_to_message(client, body, newest, &current.block);
         *tokens += block_tokens(&current);
     }
-    observe(state);
     Some(current)
 }
 
@@ -122,7 +121,6 @@ async fn on_system_prompt(
         inject::append_to_system_prompt(client, body, &pinned.block);
         *tokens += block_tokens(&pinned);
     }
-    observe(state);
     Some(pinned)
 }
 
@@ -139,17 +137,6 @@ async fn fresh_remembered(
 ) -> Arc<Injection> {
     let fresh = fresh_block(state, client, meta, model, body).await;
     state.sticky.remember(&meta.session_id, blocks, key, fresh)
-}
-
-/// What remembered blocks hold in memory, for `/metrics`.
-fn observe(state: &AppState) {
-    let m = &state.metrics;
-    m.sticky_blocks.set(gauge(state.sticky.blocks_in_memory()));
-    m.sticky_bytes.set(gauge(state.sticky.bytes_in_memory()));
-}
-
-fn gauge(n: usize) -> i64 {
-    i64::try_from(n).unwrap_or(i64::MAX)
 }
 
 /// Asks the injector for this turn's block; nothing when the query is empty.

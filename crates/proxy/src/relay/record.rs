@@ -94,8 +94,9 @@ impl Draft {
             status,
             error,
             started_at: self.started_at,
+            figures: self.figures,
         };
-        self.sink.turn_finished_with(record, self.figures);
+        self.sink.turn_finished(record);
         if let Some(sessions) = self.end_session {
             sessions.end(&record_session, EndReason::Explicit);
         }

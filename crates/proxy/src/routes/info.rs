@@ -38,15 +38,13 @@ pub async fn models(State(state): State<SharedState>, headers: HeaderMap) -> Res
     Json(json!({"object": "list", "data": data, "has_more": false})).into_response()
 }
 
+/// Gauges are read when scraped, so they are right after the proxy went quiet too.
 pub async fn metrics(State(state): State<SharedState>) -> Response {
-    state
-        .metrics
-        .sessions_open
-        .set(state.sessions.open_count() as i64);
-    state
-        .metrics
-        .recorder_queue
-        .set(state.sink.queue_depth() as i64);
+    let m = &state.metrics;
+    m.sessions_open.set(gauge(state.sessions.open_count()));
+    m.recorder_queue.set(gauge(state.sink.queue_depth()));
+    m.sticky_blocks.set(gauge(state.sticky.blocks_in_memory()));
+    m.sticky_bytes.set(gauge(state.sticky.bytes_in_memory()));
     (
         [(
             header::CONTENT_TYPE,
@@ -55,6 +53,10 @@ pub async fn metrics(State(state): State<SharedState>) -> Response {
         state.metrics.render(),
     )
         .into_response()
+}
+
+fn gauge(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
 }
 
 /// Unknown paths (any method) answer 404 at once.

@@ -18,8 +18,8 @@ use crate::seams::{EndReason, SessionEvent, TurnSink, TurnType};
 /// this map (and the per-session counters that live until a session ends) without bound.
 pub const MAX_OPEN: usize = 10_000;
 
-/// How often the memory freed by the requests since the last look is given back.
-const RELEASE_EVERY: Duration = Duration::from_secs(5);
+/// How often the sweeper looks whether the proxy went quiet.
+const QUIET_CHECK_EVERY: Duration = Duration::from_secs(5);
 
 /// Without a request for this long the proxy is quiet: caches that only save time while
 /// requests keep coming (remembered blocks in memory, idle database connections) are
@@ -68,8 +68,8 @@ impl Sessions {
     }
 
     /// Runs `hook` each time the proxy goes quiet ([`QUIET_AFTER`] without a request after
-    /// serving some), before the freed memory is given back. Hooks run on the sweeper: they
-    /// must be quick (drop a cache, close a connection).
+    /// serving some). Hooks run on the sweeper: they must be quick (drop a cache, close a
+    /// connection).
     pub fn on_quiet(&self, hook: QuietHook) {
         self.quiet_hooks
             .lock()
@@ -177,26 +177,18 @@ impl Sessions {
         }
     }
 
-    /// Runs the idle sweeper until cancelled. Every [`RELEASE_EVERY`] in which the proxy
-    /// served requests it also gives the memory they freed back to the system: trimming
-    /// only once traffic stops let a long busy stretch hold tens of MB that nothing used
-    /// (104 MB, 80 MB after one trim, in the soak). A trim takes the allocator's locks for
-    /// a moment; once every five seconds of traffic is not felt by requests. Once requests
-    /// stop for [`QUIET_AFTER`], the quiet hooks drop their caches and that is given back
-    /// too, and again every [`RELEASE_EVERY`] in which the process did any work (learning
-    /// jobs finishing), never while it does nothing.
+    /// Runs the idle sweeper until cancelled. Once requests stop for [`QUIET_AFTER`], the
+    /// quiet hooks drop their caches (the allocator gives the freed pages back by itself).
     pub async fn run_sweeper(self: Arc<Self>, cancel: CancellationToken) {
         // Check often enough that a session ends within a quarter of its timeout.
         let period =
             (self.idle_timeout / 4).clamp(Duration::from_millis(20), Duration::from_secs(30));
         let mut tick = tokio::time::interval(period);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let mut release = tokio::time::interval(RELEASE_EVERY);
-        release.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut quiet_check = tokio::time::interval(QUIET_CHECK_EVERY);
+        quiet_check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut seen = 0;
         let mut last_request = Instant::now();
-        // The process's CPU time after the last trim in this quiet stretch.
-        let mut trimmed_at: Option<u64> = None;
         let mut quieted = true;
         loop {
             tokio::select! {
@@ -207,28 +199,16 @@ impl Sessions {
                         tracing::info!(ended, "idle sessions ended");
                     }
                 }
-                _ = release.tick() => {
+                _ = quiet_check.tick() => {
                     let now = self.touches.load(Ordering::Relaxed);
                     if now != seen {
                         seen = now;
                         last_request = Instant::now();
                         quieted = false;
-                        trimmed_at = None;
-                        crate::allocator::release_freed_memory();
-                    } else if last_request.elapsed() >= QUIET_AFTER {
-                        if !quieted {
-                            quieted = true;
-                            let hooks = self.quieten();
-                            tracing::debug!(hooks, "quiet: caches dropped");
-                        }
-                        // Learning jobs still at work after the last request free memory
-                        // too: while quiet, it is given back whenever anything ran since
-                        // the last trim (read after the trim, so its own time is not work).
-                        let cpu = crate::allocator::cpu_ticks();
-                        if trimmed_at.is_none() || cpu.is_none() || cpu != trimmed_at {
-                            crate::allocator::release_freed_memory();
-                            trimmed_at = crate::allocator::cpu_ticks();
-                        }
+                    } else if !quieted && last_request.elapsed() >= QUIET_AFTER {
+                        quieted = true;
+                        let hooks = self.quieten();
+                        tracing::debug!(hooks, "quiet: caches dropped");
                     }
                 }
             }
@@ -375,7 +355,7 @@ mod tests {
         let first = ran.recv().await.unwrap();
         let waited = first - began;
         assert!(
-            waited >= QUIET_AFTER && waited <= QUIET_AFTER + RELEASE_EVERY * 2,
+            waited >= QUIET_AFTER && waited <= QUIET_AFTER + QUIET_CHECK_EVERY * 2,
             "{waited:?}"
         );
         tokio::time::advance(QUIET_AFTER * 3).await;

@@ -110,6 +110,7 @@ mod tests {
             started_at: UNIX_EPOCH + Duration::from_millis(1_700),
             skill_generation: 0,
             injected_skills: Vec::new(),
+            figures: Default::default(),
         }
     }
 
