@@ -158,6 +158,7 @@ impl Engine {
             .await
             .map_err(|e| EngineError::Task(e.to_string()))??
         };
+        let learning_models = models.by_purpose();
         if proxy_config.upstreams.is_empty() {
             tracing::warn!(
                 "no LLM provider configured: requests will get a 503 until `metaclaw config set llm.api_base <url>` (and llm.api_key) and a restart"
@@ -327,6 +328,7 @@ impl Engine {
             restart: restart.clone(),
             events: options.events.clone(),
             learning: learning.clone(),
+            learning_models,
         });
         let compat = Arc::new(CompatState {
             proxy: state.clone(),
@@ -461,6 +463,20 @@ struct JobModels {
     evolver: Option<Endpoint>,
     embeddings: Option<Endpoint>,
     extractor: Option<Endpoint>,
+}
+
+impl JobModels {
+    /// The model each learning purpose calls, as recorded in `learning_usage`.
+    fn by_purpose(&self) -> std::collections::BTreeMap<String, String> {
+        [
+            ("evolution", &self.evolver),
+            ("extraction", &self.extractor),
+            ("embeddings", &self.embeddings),
+        ]
+        .into_iter()
+        .filter_map(|(purpose, e)| Some((purpose.to_owned(), e.as_ref()?.model.clone())))
+        .collect()
+    }
 }
 
 /// The memory service, when memory is on. Without an extraction model the rule-based

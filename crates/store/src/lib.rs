@@ -21,6 +21,7 @@ mod state;
 mod stats;
 mod turn_usage;
 mod turns;
+mod usage_totals;
 
 pub use blocks::NewBlock;
 pub use error::StoreError;
@@ -34,6 +35,7 @@ pub use skill_events::{NewSkillEvent, RejectedSkill, SkillEventCounts, SkillEven
 pub use stats::StoreStats;
 pub use turn_usage::TurnUsageRow;
 pub use turns::{End, NewTurn, TurnId, TurnRange, TurnRow};
+pub use usage_totals::ModelUsage;
 
 /// The schema version this binary writes and understands.
 pub const SCHEMA_VERSION: i64 = migrations::MIGRATIONS.len() as i64;

@@ -114,3 +114,58 @@ fn memory_totals_stay_fast_with_a_hundred_thousand_units() {
     // Generous for a debug build on a busy machine; scanning rows in Rust took seconds.
     assert!(took.as_millis() < 2_000, "{took:?}");
 }
+
+#[test]
+fn token_totals_per_model_in_a_window_with_the_cache_share_base() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("metaclaw.db")).unwrap();
+    let with = |model: &str, at: i64, input: u64, read: Option<u64>, injected: u64| {
+        let mut t = turn("s", "main", at);
+        t.model = model.to_owned();
+        t.input_tokens = Some(input);
+        t.output_tokens = Some(7);
+        t.cache_read_tokens = read;
+        t.cache_write_tokens = read.map(|_| 3);
+        t.injected_tokens = Some(injected);
+        t.block_tokens = Some(injected / 2);
+        t
+    };
+    let mut unknown = turn("s", "side", 1_050);
+    unknown.model = "a".into();
+    unknown.input_tokens = None;
+    unknown.output_tokens = None;
+    store
+        .insert_turns(&[
+            with("a", 1_000, 1_000, Some(900), 100),
+            with("a", 1_010, 500, None, 40),
+            unknown,
+            with("b", 1_020, 2_000, Some(0), 0),
+            // Outside the window on both sides.
+            with("a", 999, 9_999, Some(9_999), 9),
+            with("a", 1_300, 9_999, Some(9_999), 9),
+        ])
+        .unwrap();
+
+    let totals = store.usage_by_model(1_000, 1_300).unwrap();
+    assert_eq!(totals.len(), 2);
+    let (b, a) = (&totals[0], &totals[1]);
+    assert_eq!((b.model.as_str(), a.model.as_str()), ("b", "a"));
+    assert_eq!((a.turns, a.turns_with_usage), (3, 2));
+    assert_eq!((a.input_tokens, a.output_tokens), (1_500, 14));
+    assert_eq!((a.cache_read_tokens, a.cache_write_tokens), (900, 3));
+    // Only the turn that reported its cache counts towards the share.
+    assert_eq!(a.cache_reported_input_tokens, 1_000);
+    assert_eq!(
+        (
+            a.cache_reported_injected_tokens,
+            a.cache_reported_block_tokens
+        ),
+        (100, 50)
+    );
+    assert_eq!((a.injected_tokens, a.block_tokens), (140, 70));
+    assert_eq!(
+        (b.cache_read_tokens, b.cache_reported_input_tokens),
+        (0, 2_000)
+    );
+    assert!(store.usage_by_model(5_000, 6_000).unwrap().is_empty());
+}

@@ -1,6 +1,7 @@
 //! `metaclaw status [--json]`.
 
 mod health;
+mod usage;
 mod weights;
 
 use metaclaw_engine::admin::Status;
@@ -144,6 +145,16 @@ pub fn run(paths: &Paths, as_json: bool) -> Outcome {
         "  calls:      {}",
         health::calls_line(&s.learning_calls)
     ));
+    if let Some(report) = &s.usage {
+        for (i, line) in usage::lines(report).into_iter().enumerate() {
+            let label = if i == 0 {
+                "  usage:      "
+            } else {
+                "              "
+            };
+            output::line(format!("{label}{line}"));
+        }
+    }
     match &learning {
         Ok(v) => {
             if let Some(line) = weights::line(v) {

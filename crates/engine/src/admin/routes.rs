@@ -54,6 +54,9 @@ pub struct AdminState {
     pub events: crate::events::Events,
     /// `/api/learning`, `/v1/admin/train_step`: `None` unless the mode trains weights.
     pub learning: Option<crate::rl::Learning>,
+    /// The model each learning purpose (`evolution`, `extraction`, `embeddings`) calls, to
+    /// price its recorded tokens.
+    pub learning_models: std::collections::BTreeMap<String, String>,
 }
 
 pub fn router(state: Arc<AdminState>) -> Router {
@@ -78,6 +81,7 @@ pub fn router(state: Arc<AdminState>) -> Router {
         .merge(super::learning::router())
         .merge(super::turn_usage::router())
         .merge(super::learning_usage::router())
+        .merge(super::cost::router())
         .route_layer(middleware::from_fn_with_state(state.clone(), require_token))
         .with_state(state)
 }
@@ -175,6 +179,8 @@ async fn status(State(state): State<Arc<AdminState>>) -> Response {
         memory,
         health,
         learning_calls: crate::llm::calls::snapshot(),
+        // Status still answers when the database cannot be read; the health says why.
+        usage: super::cost::report(&state, 24).await.ok(),
     };
     Json(body).into_response()
 }

@@ -1,0 +1,90 @@
+//! `GET /api/stats?hours=24`: what the traffic and learning of the window cost, the prompt
+//! cache's share with and without MetaClaw's blocks, and the tokens MetaClaw added (see
+//! [`crate::providers::CostReport`]). `status` carries the same report for 24 hours.
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use axum::extract::{Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use metaclaw_store::Store;
+use serde::Deserialize;
+
+use super::routes::{AdminState, error};
+use crate::providers::{CostReport, cost_report};
+use crate::recorder::unix_ms;
+
+const MAX_HOURS: u32 = 24 * 366;
+
+pub fn router() -> Router<Arc<AdminState>> {
+    Router::new().route("/api/stats", get(stats))
+}
+
+#[derive(Deserialize)]
+struct StatsQuery {
+    hours: Option<u32>,
+}
+
+async fn stats(State(state): State<Arc<AdminState>>, Query(q): Query<StatsQuery>) -> Response {
+    let hours = q.hours.unwrap_or(24);
+    if hours == 0 || hours > MAX_HOURS {
+        return error(
+            StatusCode::BAD_REQUEST,
+            &format!("hours must be between 1 and {MAX_HOURS}."),
+        );
+    }
+    match report(&state, hours).await {
+        Ok(r) => Json(r).into_response(),
+        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &e),
+    }
+}
+
+/// The report of the last `hours`, read on a blocking thread.
+pub(super) async fn report(state: &AdminState, hours: u32) -> Result<CostReport, String> {
+    let db = state.db.clone();
+    let prices = state.config.prices.clone();
+    let models = state.learning_models.clone();
+    let now = SystemTime::now();
+    let from = now - Duration::from_secs(u64::from(hours) * 3600);
+    let since_day = utc_day(from);
+    tokio::task::spawn_blocking(move || {
+        let store = Store::open_read_only(&db).map_err(|e| e.to_string())?;
+        let usage = store
+            .usage_by_model(unix_ms(from), unix_ms(now) + 1)
+            .map_err(|e| e.to_string())?;
+        let learning = store
+            .learning_usage_since(&since_day)
+            .map_err(|e| e.to_string())?;
+        Ok(cost_report(
+            hours, usage, &learning, since_day, &models, &prices,
+        ))
+    })
+    .await
+    .map_err(|e| e.to_string())?
+}
+
+/// `YYYY-MM-DD` (UTC) of `t`.
+fn utc_day(t: SystemTime) -> String {
+    let day = time::OffsetDateTime::from(t).date();
+    format!(
+        "{:04}-{:02}-{:02}",
+        day.year(),
+        u8::from(day.month()),
+        day.day()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn days_are_utc_dates() {
+        let t = SystemTime::UNIX_EPOCH + Duration::from_secs(1_764_892_800 - 1);
+        assert_eq!(utc_day(t), "2025-12-04");
+        assert_eq!(utc_day(t + Duration::from_secs(1)), "2025-12-05");
+    }
+}
