@@ -6,6 +6,7 @@ import { throttle } from '../src/lib/throttle';
 import { fakeApi, until } from './helpers';
 import { STATUS } from './setupData';
 import { learning } from './learningData';
+import { costReport } from './costData';
 
 const T0 = 1_764_720_000_000;
 const series = (count: number) => ({
@@ -18,10 +19,11 @@ const series = (count: number) => ({
 });
 
 describe('Dashboard', () => {
-  it('shows the series as text, and reloads it and the status on engine events', async () => {
+  it('shows the series and the cost as text, and reloads them and the status on engine events', async () => {
     let count = 12;
     const api = fakeApi({
       'GET /api/stats/series': () => series(count),
+      'GET /api/stats': () => costReport({ turns: count }),
       'GET /api/status': STATUS,
       'GET /api/scheduler': { state: 'waiting', gate_background_learning: true, running: true, pause_problem: null, text: { state: 'waiting for a window', next_window: '' } },
       'GET /api/learning': learning({ active: false, mode: 'skills_only', state: 'off' }),
@@ -37,14 +39,17 @@ describe('Dashboard', () => {
     expect(screen.getByText('Skills: 2; memories: 7 over the last 24 hours')).toBeTruthy();
     const seriesCall = api.calls.find((c) => c.path === '/api/stats/series');
     expect(seriesCall?.params).toEqual({ hours: 24, buckets: 24 });
+    expect(await screen.findByText(/^12 turns in the last 24 hours: /)).toBeTruthy();
     await until(() => expect(pushers['/api/events']).toBeTruthy());
 
     const loads = (path: string) => api.calls.filter((c) => c.path === path).length;
-    const before = { series: loads('/api/stats/series'), status: loads('/api/status') };
+    const before = { series: loads('/api/stats/series'), status: loads('/api/status'), cost: loads('/api/stats') };
     count = 13;
     pushers['/api/events']({ event: 'turn', data: '{"at_ms":1,"model":"m","status":200,"overhead_ms":0.7}' });
     expect(await screen.findByText('13 requests in the last 24 hours, median overhead 0.8 ms')).toBeTruthy();
     await until(() => expect(loads('/api/status')).toBe(before.status + 1));
+    expect(await screen.findByText(/^13 turns in the last 24 hours: /)).toBeTruthy();
+    expect(loads('/api/stats')).toBe(before.cost + 1);
 
     // A burst folds into at most one more reload.
     const mid = loads('/api/stats/series');

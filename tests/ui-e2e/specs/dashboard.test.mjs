@@ -1,4 +1,5 @@
-// The dashboard follows the engine live: a request through the proxy shows without a reload.
+// The dashboard follows the engine live: a request through the proxy shows without a reload;
+// the Cost panel reports the recorded turn.
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -20,12 +21,15 @@ test('a chat request through the proxy shows on the open dashboard, live from th
   const { page, step } = await openUi(browser, stack, 'dashboard');
   const status = page.getByRole('region', { name: 'Status' });
   const activity = page.getByRole('region', { name: 'Activity' });
+  const cost = page.getByRole('region', { name: 'Cost (last 24 hours)' });
   await step('the dashboard shows no requests yet', async () => {
     await page.getByRole('heading', { name: 'Dashboard', level: 1 }).waitFor();
     await activity.getByText(/^0 requests in the last 24 hours/).waitFor();
     await status.getByText('0 (0 errors)', { exact: true }).waitFor();
     // Started with --port 0: the panel names the port actually listened on.
     await status.getByText(new RegExp(`mode on 127\\.0\\.0\\.1:${stack.port},`)).waitFor();
+    await cost.getByRole('heading', { name: 'Cost (last 24 hours)', level: 2 }).waitFor();
+    await cost.getByText('No turns in the last 24 hours.', { exact: true }).waitFor();
   });
   await page.evaluate(() => {
     window.__sameDocument = true;
@@ -42,4 +46,11 @@ test('a chat request through the proxy shows on the open dashboard, live from th
     await status.getByText('1 (0 errors)', { exact: true }).waitFor();
   });
   assert.equal(await page.evaluate(() => window.__sameDocument), true, 'the page was reloaded');
+  await step('the Cost panel reports the turn, live', async () => {
+    // The agent asked for model "any", which is what the turn records; it has no price, so
+    // the turn is told in tokens only and the model is named.
+    await cost.getByText(/^1 turn in the last 24 hours: [\d,]+ tokens in, [\d,]+ out\.$/).waitFor();
+    await cost.getByText(/^No price for any[,:] /).waitFor();
+    await cost.getByRole('table', { name: 'Per model' }).getByRole('rowheader', { name: 'any', exact: true }).waitFor();
+  });
 });

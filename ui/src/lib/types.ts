@@ -209,3 +209,70 @@ export interface Learning {
   last_checkpoint: string | null;
   steps: LearningStep[];
 }
+
+/** One model's turns in a `/api/stats` window. */
+export interface ModelCost {
+  model: string;
+  turns: number;
+  /** Turns whose provider reported token counts. */
+  turns_with_usage: number;
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+  cache_reported_input_tokens: number;
+  cache_reported_injected_tokens: number;
+  cache_reported_block_tokens: number;
+  injected_tokens: number;
+  block_tokens: number;
+  /** null when the model has no price. */
+  price_source: 'config' | 'built_in' | null;
+  cost_usd: number | null;
+  injected_cost_usd: number | null;
+}
+
+/** One learning purpose (`evolution`, `extraction`, `embeddings`) over the window's UTC days. */
+export interface PurposeCost {
+  purpose: string;
+  /** The model the purpose calls now; its price is applied to the whole window. */
+  model: string | null;
+  calls: number;
+  failed: number;
+  input_tokens: number;
+  output_tokens: number;
+  cost_usd: number | null;
+}
+
+export interface LearningCost {
+  /** The first UTC day counted, `YYYY-MM-DD`. */
+  since_day: string;
+  calls: number;
+  failed: number;
+  input_tokens: number;
+  output_tokens: number;
+  cost_usd: number | null;
+  /** Purposes with calls whose model has no price. */
+  unpriced: string[];
+  by_purpose: PurposeCost[];
+}
+
+/** `GET /api/stats?hours=N`: what the window's turns and learning cost. A cost is null
+ *  where no model had a price; a share is null where no provider reported its cache. */
+export interface CostReport {
+  hours: number;
+  turns: number;
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+  cache_read_share: number | null;
+  /** An estimate: the share had MetaClaw added nothing to the prompts. */
+  cache_read_share_without_metaclaw: number | null;
+  injected_tokens: number;
+  /** At the uncached input price: an upper bound. */
+  injected_cost_usd: number | null;
+  turns_cost_usd: number | null;
+  unpriced_models: string[];
+  models: ModelCost[];
+  learning: LearningCost;
+}

@@ -36,6 +36,11 @@ async fn stats(State(state): State<Arc<AdminState>>, Query(q): Query<StatsQuery>
             &format!("hours must be between 1 and {MAX_HOURS}."),
         );
     }
+    // Commit queued turns first, so a turn the dashboard was just told of is counted.
+    let recorder = state.recorder.clone();
+    if let Ok(Err(e)) = tokio::task::spawn_blocking(move || recorder.flush()).await {
+        tracing::debug!(error = %e, "stats read without flushing the recorder");
+    }
     match report(&state, hours).await {
         Ok(r) => Json(r).into_response(),
         Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &e),
