@@ -6,6 +6,7 @@ mod weights;
 
 use metaclaw_engine::admin::Status;
 use metaclaw_engine::paths::Paths;
+use metaclaw_engine::providers::CostReport;
 use metaclaw_engine::schedule::{SchedulerStatus, text};
 use serde_json::{Value, json};
 
@@ -36,6 +37,7 @@ pub fn run(paths: &Paths, as_json: bool) -> Outcome {
     // Weight learning and the training windows; status still answers if these do not.
     let learning = runtime.block_on(client.get("/api/learning"));
     let scheduler = runtime.block_on(client.get("/api/scheduler"));
+    let cost = runtime.block_on(client.get("/api/stats?hours=24"));
     let window = scheduler
         .as_ref()
         .map_err(|f| f.message.clone())
@@ -55,6 +57,10 @@ pub fn run(paths: &Paths, as_json: bool) -> Outcome {
             obj.insert(
                 "scheduler".into(),
                 scheduler.as_ref().map_or(Value::Null, Clone::clone),
+            );
+            obj.insert(
+                "usage".into(),
+                cost.as_ref().map_or(Value::Null, Clone::clone),
             );
             // The text status's `last error:` line: the newest problem of all.
             if let Ok(s) = serde_json::from_value::<Status>(Value::Object(obj.clone())) {
@@ -145,15 +151,20 @@ pub fn run(paths: &Paths, as_json: bool) -> Outcome {
         "  calls:      {}",
         health::calls_line(&s.learning_calls)
     ));
-    if let Some(report) = &s.usage {
-        for (i, line) in usage::lines(report).into_iter().enumerate() {
-            let label = if i == 0 {
-                "  usage:      "
-            } else {
-                "              "
-            };
-            output::line(format!("{label}{line}"));
+    // The last 24 hours' cost; status still answers if it cannot be read.
+    match cost.map(serde_json::from_value::<CostReport>) {
+        Ok(Ok(report)) => {
+            for (i, line) in usage::lines(&report).into_iter().enumerate() {
+                let label = if i == 0 {
+                    "  usage:      "
+                } else {
+                    "              "
+                };
+                output::line(format!("{label}{line}"));
+            }
         }
+        Ok(Err(e)) => output::line(format!("  usage:      unreadable ({e})")),
+        Err(f) => output::line(format!("  usage:      unknown ({})", f.message)),
     }
     match &learning {
         Ok(v) => {

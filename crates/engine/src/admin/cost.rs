@@ -1,6 +1,7 @@
 //! `GET /api/stats?hours=24`: what the traffic and learning of the window cost, the prompt
 //! cache's share with and without MetaClaw's blocks, and the tokens MetaClaw added (see
-//! [`crate::providers::CostReport`]). `status` carries the same report for 24 hours.
+//! [`crate::providers::CostReport`]). `metaclaw status` asks for the last 24 hours; the
+//! dashboard's status poll does not pay for it.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -48,7 +49,7 @@ async fn stats(State(state): State<Arc<AdminState>>, Query(q): Query<StatsQuery>
 }
 
 /// The report of the last `hours`, read on a blocking thread.
-pub(super) async fn report(state: &AdminState, hours: u32) -> Result<CostReport, String> {
+async fn report(state: &AdminState, hours: u32) -> Result<CostReport, String> {
     let db = state.db.clone();
     let prices = state.config.prices.clone();
     let models = state.learning_models.clone();

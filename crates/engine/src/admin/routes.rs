@@ -179,8 +179,6 @@ async fn status(State(state): State<Arc<AdminState>>) -> Response {
         memory,
         health,
         learning_calls: crate::llm::calls::snapshot(),
-        // Status still answers when the database cannot be read; the health says why.
-        usage: super::cost::report(&state, 24).await.ok(),
     };
     Json(body).into_response()
 }

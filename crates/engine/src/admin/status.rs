@@ -46,10 +46,6 @@ pub struct Status {
     /// Calls made to the provider for learning, and the tokens they cost.
     #[serde(default)]
     pub learning_calls: LearningCalls,
-    /// The last 24 hours: tokens, prompt-cache share, what MetaClaw added and what learning
-    /// cost. `None` when the database cannot be read.
-    #[serde(default)]
-    pub usage: Option<crate::providers::CostReport>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
