@@ -32,6 +32,23 @@ pub struct ModelUsage {
     pub block_tokens: u64,
 }
 
+impl ModelUsage {
+    /// Adds `other`'s counts (the model name stays).
+    pub fn add(&mut self, other: &ModelUsage) {
+        self.turns += other.turns;
+        self.turns_with_usage += other.turns_with_usage;
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cache_read_tokens += other.cache_read_tokens;
+        self.cache_write_tokens += other.cache_write_tokens;
+        self.cache_reported_input_tokens += other.cache_reported_input_tokens;
+        self.cache_reported_injected_tokens += other.cache_reported_injected_tokens;
+        self.cache_reported_block_tokens += other.cache_reported_block_tokens;
+        self.injected_tokens += other.injected_tokens;
+        self.block_tokens += other.block_tokens;
+    }
+}
+
 impl Store {
     /// Totals per model of the turns created in `[from_ms, to_ms)`, most prompt tokens first.
     pub fn usage_by_model(&self, from_ms: i64, to_ms: i64) -> Result<Vec<ModelUsage>, StoreError> {

@@ -86,77 +86,74 @@ pub fn report(
     learning_models: &BTreeMap<String, String>,
     prices: &Prices,
 ) -> CostReport {
-    let mut r = CostReport {
-        hours,
-        turns: 0,
-        input_tokens: 0,
-        output_tokens: 0,
-        cache_read_tokens: 0,
-        cache_write_tokens: 0,
-        cache_read_share: None,
-        cache_read_share_without_metaclaw: None,
-        injected_tokens: 0,
-        injected_cost_usd: None,
-        turns_cost_usd: None,
-        unpriced_models: Vec::new(),
-        models: Vec::new(),
-        learning: learning_cost(learning, since_day, learning_models, prices),
-    };
-    let mut reported = ModelUsage::default();
-    for usage in models {
-        r.turns += usage.turns;
-        r.input_tokens += usage.input_tokens;
-        r.output_tokens += usage.output_tokens;
-        r.cache_read_tokens += usage.cache_read_tokens;
-        r.cache_write_tokens += usage.cache_write_tokens;
-        r.injected_tokens += usage.injected_tokens;
-        reported.cache_read_tokens += usage.cache_read_tokens;
-        reported.cache_reported_input_tokens += usage.cache_reported_input_tokens;
-        reported.cache_reported_injected_tokens += usage.cache_reported_injected_tokens;
-        reported.cache_reported_block_tokens += usage.cache_reported_block_tokens;
-        let priced = price_for(prices, &usage.model);
-        let (cost, injected) = match &priced {
-            Some((price, _)) => {
-                let tokens = Tokens {
-                    input: usage.input_tokens,
-                    output: usage.output_tokens,
-                    cache_read: usage.cache_read_tokens,
-                    cache_write: usage.cache_write_tokens,
-                };
-                let injected = Tokens {
-                    input: usage.injected_tokens,
-                    ..Tokens::default()
-                };
-                (
-                    Some(cost_usd(price, tokens)),
-                    Some(cost_usd(price, injected)),
-                )
-            }
-            None => {
-                if usage.input_tokens + usage.output_tokens > 0 {
-                    r.unpriced_models.push(usage.model.clone());
+    let mut total = ModelUsage::default();
+    let mut turns_cost = None;
+    let mut injected_cost = None;
+    let mut unpriced_models = Vec::new();
+    let models = models
+        .into_iter()
+        .map(|usage| {
+            total.add(&usage);
+            let priced = price_for(prices, &usage.model);
+            let (cost, injected) = match &priced {
+                Some((price, _)) => (
+                    Some(cost_usd(price, tokens_of(&usage))),
+                    Some(cost_usd(
+                        price,
+                        Tokens {
+                            input: usage.injected_tokens,
+                            ..Tokens::default()
+                        },
+                    )),
+                ),
+                None => {
+                    if usage.input_tokens + usage.output_tokens > 0 {
+                        unpriced_models.push(usage.model.clone());
+                    }
+                    (None, None)
                 }
-                (None, None)
+            };
+            turns_cost = add(turns_cost, cost);
+            injected_cost = add(injected_cost, injected);
+            ModelCost {
+                usage,
+                price_source: priced.map(|(_, source)| {
+                    match source {
+                        PriceSource::Config => "config",
+                        PriceSource::BuiltIn => "built_in",
+                    }
+                    .to_owned()
+                }),
+                cost_usd: cost,
+                injected_cost_usd: injected,
             }
-        };
-        r.turns_cost_usd = add(r.turns_cost_usd, cost);
-        r.injected_cost_usd = add(r.injected_cost_usd, injected);
-        r.models.push(ModelCost {
-            usage,
-            price_source: priced.map(|(_, source)| match source {
-                PriceSource::Config => "config".to_owned(),
-                PriceSource::BuiltIn => "built_in".to_owned(),
-            }),
-            cost_usd: cost,
-            injected_cost_usd: injected,
-        });
+        })
+        .collect();
+    CostReport {
+        hours,
+        turns: total.turns,
+        input_tokens: total.input_tokens,
+        output_tokens: total.output_tokens,
+        cache_read_tokens: total.cache_read_tokens,
+        cache_write_tokens: total.cache_write_tokens,
+        cache_read_share: share(total.cache_read_tokens, total.cache_reported_input_tokens),
+        cache_read_share_without_metaclaw: share_without(&total),
+        injected_tokens: total.injected_tokens,
+        injected_cost_usd: injected_cost,
+        turns_cost_usd: turns_cost,
+        unpriced_models,
+        models,
+        learning: learning_cost(learning, since_day, learning_models, prices),
     }
-    r.cache_read_share = share(
-        reported.cache_read_tokens,
-        reported.cache_reported_input_tokens,
-    );
-    r.cache_read_share_without_metaclaw = share_without(&reported);
-    r
+}
+
+fn tokens_of(u: &ModelUsage) -> Tokens {
+    Tokens {
+        input: u.input_tokens,
+        output: u.output_tokens,
+        cache_read: u.cache_read_tokens,
+        cache_write: u.cache_write_tokens,
+    }
 }
 
 /// The cache-read share the agent would have had without MetaClaw, estimated from the
@@ -192,56 +189,52 @@ fn learning_cost(
     models: &BTreeMap<String, String>,
     prices: &Prices,
 ) -> LearningCost {
-    let mut by_purpose: BTreeMap<&str, PurposeCost> = BTreeMap::new();
-    let mut cached: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
+    // One row per purpose, the window's days summed.
+    let mut per_purpose: BTreeMap<&str, LearningUsage> = BTreeMap::new();
     for row in rows {
-        let p = by_purpose
-            .entry(row.purpose.as_str())
-            .or_insert_with(|| PurposeCost {
-                purpose: row.purpose.clone(),
-                model: models.get(&row.purpose).cloned(),
-                calls: 0,
-                failed: 0,
-                input_tokens: 0,
-                output_tokens: 0,
-                cost_usd: None,
-            });
-        p.calls += row.calls;
-        p.failed += row.failed;
-        p.input_tokens += row.input_tokens;
-        p.output_tokens += row.output_tokens;
-        let c = cached.entry(row.purpose.as_str()).or_default();
-        c.0 += row.cache_read_tokens;
-        c.1 += row.cache_write_tokens;
+        let sum = per_purpose.entry(row.purpose.as_str()).or_default();
+        sum.calls += row.calls;
+        sum.failed += row.failed;
+        sum.input_tokens += row.input_tokens;
+        sum.output_tokens += row.output_tokens;
+        sum.cache_read_tokens += row.cache_read_tokens;
+        sum.cache_write_tokens += row.cache_write_tokens;
     }
     let mut out = LearningCost {
         since_day,
         ..LearningCost::default()
     };
-    for (purpose, mut p) in by_purpose {
-        let (cache_read, cache_write) = cached.get(purpose).copied().unwrap_or_default();
-        p.cost_usd = p
-            .model
+    for (purpose, sum) in per_purpose {
+        let model = models.get(purpose).cloned();
+        let cost = model
             .as_deref()
             .and_then(|m| price_for(prices, m))
             .map(|(price, _)| {
                 let tokens = Tokens {
-                    input: p.input_tokens,
-                    output: p.output_tokens,
-                    cache_read,
-                    cache_write,
+                    input: sum.input_tokens,
+                    output: sum.output_tokens,
+                    cache_read: sum.cache_read_tokens,
+                    cache_write: sum.cache_write_tokens,
                 };
                 cost_usd(&price, tokens)
             });
-        if p.cost_usd.is_none() && p.calls > 0 {
-            out.unpriced.push(p.purpose.clone());
+        if cost.is_none() && sum.calls > 0 {
+            out.unpriced.push(purpose.to_owned());
         }
-        out.calls += p.calls;
-        out.failed += p.failed;
-        out.input_tokens += p.input_tokens;
-        out.output_tokens += p.output_tokens;
-        out.cost_usd = add(out.cost_usd, p.cost_usd);
-        out.by_purpose.push(p);
+        out.calls += sum.calls;
+        out.failed += sum.failed;
+        out.input_tokens += sum.input_tokens;
+        out.output_tokens += sum.output_tokens;
+        out.cost_usd = add(out.cost_usd, cost);
+        out.by_purpose.push(PurposeCost {
+            purpose: purpose.to_owned(),
+            model,
+            calls: sum.calls,
+            failed: sum.failed,
+            input_tokens: sum.input_tokens,
+            output_tokens: sum.output_tokens,
+            cost_usd: cost,
+        });
     }
     out
 }
