@@ -224,6 +224,7 @@ impl Engine {
             memory: memory.clone(),
             events: options.events.clone(),
             learning: learning.clone(),
+            answered: Default::default(),
         });
         let injector = ContextInjector::new(
             skills.as_ref().map(|s| s.current.clone()),

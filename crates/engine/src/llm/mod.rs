@@ -13,6 +13,7 @@ pub(crate) mod error;
 mod http;
 pub mod pacing;
 mod query_vector;
+pub mod queued;
 mod repair;
 mod vector_cache;
 mod vector_math;

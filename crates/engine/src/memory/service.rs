@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use metaclaw_memory::adapt::{self, Evidence, Outcome};
@@ -22,6 +22,7 @@ use super::vectors::Vectors;
 use crate::events::{EngineEvent, Events};
 use crate::llm::Endpoint;
 use crate::llm::pacing::{Decision, Deferred, JobHealth, Pacing};
+use crate::llm::queued::Queued;
 use crate::recorder::{RecorderHandle, unix_ms};
 use crate::schedule::gate::{Done, Held, run_in_windows};
 use crate::schedule::{Gate, StopSignal};
@@ -87,14 +88,14 @@ pub struct Memory {
     policies: Arc<Policies>,
     vectors: Option<Arc<Vectors>>,
     settings: MemorySettings,
-    /// Main turns per open session since its last extraction.
-    counts: Arc<Mutex<HashMap<String, u32>>>,
     events: Events,
     /// Back-off of the extraction model after failed or unusable answers.
     pacing: Arc<Pacing>,
     /// Automatic extractions (`last` or not) that came while backing off, run by the
     /// worker once the back-off allows.
     deferred: Arc<Deferred<bool>>,
+    /// Automatic extractions in the queue, by session and `last`.
+    queued: Arc<Queued<(String, bool)>>,
 }
 
 impl Memory {
@@ -116,13 +117,13 @@ impl Memory {
             policies: Arc::clone(&config.policies),
             vectors: config.vectors.clone(),
             settings: config.settings.clone(),
-            counts: Arc::new(Mutex::new(HashMap::new())),
             events: config.events.clone(),
             pacing: Arc::new(Pacing::new("memory_extraction")),
             deferred: Arc::new(Deferred::default()),
+            queued: Arc::new(Queued::default()),
         };
         let paced = (Arc::clone(&memory.pacing), Arc::clone(&memory.deferred));
-        tokio::spawn(run(config, rx, deferred, paced));
+        tokio::spawn(run(config, rx, deferred, paced, Arc::clone(&memory.queued)));
         memory
     }
 
@@ -250,30 +251,19 @@ impl Memory {
         }
     }
 
-    pub fn main_turn(&self, session_id: &str) {
-        if !self.settings.auto || self.settings.flush_every == 0 {
+    /// A session's main turn was answered, its `answered`-th: every `memory.flush_every`
+    /// of them trigger an extraction.
+    pub fn main_turn(&self, session_id: &str, answered: u32) {
+        let every = self.settings.flush_every;
+        if !self.settings.auto || every == 0 || !answered.is_multiple_of(every) {
             return;
         }
-        let due = {
-            let mut counts = self.counts.lock().unwrap_or_else(PoisonError::into_inner);
-            let n = counts.entry(session_id.to_string()).or_insert(0);
-            *n += 1;
-            let due = *n >= self.settings.flush_every;
-            if due {
-                *n = 0;
-            }
-            due
-        };
-        if due && self.may_extract(session_id, false) {
+        if self.may_extract(session_id, false) {
             self.enqueue(session_id, false);
         }
     }
 
     pub fn session_ended(&self, session_id: &str) {
-        self.counts
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(session_id);
         if self.settings.auto && self.may_extract(session_id, true) {
             self.enqueue(session_id, true);
         }
@@ -354,12 +344,12 @@ impl Memory {
             explicit: false,
             reply: None,
         };
-        if self.tx.try_send(job).is_err() {
-            tracing::warn!(
-                session,
-                "memory queue full; this extraction trigger is skipped"
-            );
-        }
+        self.queued.send(
+            &self.tx,
+            (session.to_owned(), last),
+            job,
+            "memory extraction",
+        );
     }
 }
 
@@ -402,6 +392,7 @@ async fn run(
     mut jobs: mpsc::Receiver<Job>,
     deferred: Option<Arc<Held<String>>>,
     (pacing, waiting): (Arc<Pacing>, Arc<Deferred<bool>>),
+    queued: Arc<Queued<(String, bool)>>,
 ) {
     let extractor = Extractor {
         db: &config.db,
@@ -435,6 +426,9 @@ async fn run(
                 explicit,
                 reply,
             } => {
+                if reply.is_none() {
+                    queued.started(&(session.clone(), last));
+                }
                 let out = extractor
                     .session(&session, last, scope.as_deref(), explicit)
                     .await;

@@ -5,7 +5,7 @@ use metaclaw_store::RejectedSkill;
 use serde::Serialize;
 use tokio::sync::oneshot;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Trigger {
     /// `skills.evolution_every_n_turns` main turns of one session.

@@ -1,6 +1,9 @@
 //! Counts main turns and session ends on their way to the recorder, to trigger skill
 //! evolution and memory extraction.
 
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
+
 use metaclaw_proxy::seams::{EndReason, SessionEvent, TurnRecord, TurnSink, TurnType};
 
 use super::worker::Evolution;
@@ -17,16 +20,34 @@ pub struct LearningSink {
     pub events: Events,
     /// Weight learning (modes `rl`, `madmax`): an ended session's last sample is judged.
     pub learning: Option<crate::rl::Learning>,
+    /// Answered main turns of each open session, the one count both triggers read (kept
+    /// once: with thousands of sessions open, a copy per learner is megabytes).
+    pub answered: Mutex<HashMap<String, u32>>,
+}
+
+impl LearningSink {
+    fn answered(&self) -> std::sync::MutexGuard<'_, HashMap<String, u32>> {
+        self.answered.lock().unwrap_or_else(PoisonError::into_inner)
+    }
 }
 
 impl TurnSink for LearningSink {
     fn turn_finished(&self, turn: TurnRecord) {
-        if turn.turn_type == TurnType::Main && (200..300).contains(&turn.status) {
+        if turn.turn_type == TurnType::Main
+            && (200..300).contains(&turn.status)
+            && (self.evolution.is_some() || self.memory.is_some())
+        {
+            let answered = {
+                let mut counts = self.answered();
+                let n = counts.entry(turn.session_id.clone()).or_insert(0);
+                *n = n.saturating_add(1);
+                *n
+            };
             if let Some(evolution) = &self.evolution {
-                evolution.main_turn(&turn.session_id);
+                evolution.main_turn(&turn.session_id, answered);
             }
             if let Some(memory) = &self.memory {
-                memory.main_turn(&turn.session_id);
+                memory.main_turn(&turn.session_id, answered);
             }
         }
         announce(&self.events, &turn);
@@ -39,6 +60,12 @@ impl TurnSink for LearningSink {
 
     fn session_event(&self, event: &SessionEvent) {
         self.recorder.session_event(event);
+        let answered = match event {
+            SessionEvent::Ended { session_id, .. } => {
+                self.answered().remove(session_id).unwrap_or(0)
+            }
+            SessionEvent::Started { .. } => 0,
+        };
         // At shutdown there is no time for a model call; those turns wait for a later
         // trigger (a manual one, or the session resumed).
         if let SessionEvent::Ended {
@@ -47,7 +74,7 @@ impl TurnSink for LearningSink {
             && *reason != EndReason::Shutdown
         {
             if let Some(evolution) = &self.evolution {
-                evolution.session_ended(session_id);
+                evolution.session_ended(session_id, answered);
             }
             if let Some(memory) = &self.memory {
                 memory.session_ended(session_id);

@@ -1,9 +1,8 @@
 //! The evolution queue and the one worker that drains it, so evolutions never overlap and
 //! each one reads the library as the previous one left it.
 
-use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use metaclaw_skills::evolve::{
@@ -19,6 +18,7 @@ use crate::events::{EngineEvent, Events};
 use crate::learned_turns;
 use crate::llm::calls::Purpose;
 use crate::llm::pacing::{Decision, Deferred, JobHealth, MAX_ATTEMPTS, Pacing};
+use crate::llm::queued::Queued;
 use crate::llm::{self, Completion, Endpoint, Failure};
 use crate::recorder::{RecorderHandle, unix_ms};
 use crate::schedule::{Gate, Permit, StopSignal};
@@ -52,12 +52,12 @@ pub struct EvolutionSettings {
 pub struct Evolution {
     tx: mpsc::Sender<Job>,
     settings: EvolutionSettings,
-    /// Main turns per open session since its last evolution.
-    counts: Arc<Mutex<HashMap<String, u32>>>,
     /// Back-off after failed or unusable answers, shared with the worker.
     pacing: Arc<Pacing>,
     /// Automatic triggers that came while backing off, run by the worker once it allows.
     deferred: Arc<Deferred<Trigger>>,
+    /// Automatic evolutions in the queue, by trigger and session.
+    queued: Arc<Queued<(Trigger, String)>>,
 }
 
 /// What the worker needs.
@@ -91,17 +91,19 @@ impl Evolution {
         let settings = worker.settings.clone();
         let pacing = Arc::new(Pacing::new(OWNER_HEALTH));
         let deferred = Arc::new(Deferred::default());
+        let queued = Arc::new(Queued::default());
         let paced = Paced {
             pacing: Arc::clone(&pacing),
             deferred: Arc::clone(&deferred),
+            queued: Arc::clone(&queued),
         };
         tokio::spawn(run(worker, rx, gate, events, paced));
         Evolution {
             tx,
             settings,
-            counts: Arc::new(Mutex::new(HashMap::new())),
             pacing,
             deferred,
+            queued,
         }
     }
 
@@ -120,47 +122,29 @@ impl Evolution {
         now
     }
 
-    pub fn main_turn(&self, session_id: &str) {
-        if !self.settings.auto {
+    /// A session's main turn was answered, its `answered`-th: every
+    /// `skills.evolution_every_n_turns` of them trigger an evolution.
+    pub fn main_turn(&self, session_id: &str, answered: u32) {
+        let every = self.settings.every_n_turns;
+        if !self.settings.auto || every == 0 || !answered.is_multiple_of(every) {
             return;
         }
-        let due = {
-            let mut counts = self.counts.lock().unwrap_or_else(PoisonError::into_inner);
-            let n = counts.entry(session_id.to_string()).or_insert(0);
-            *n += 1;
-            let due = self.settings.every_n_turns > 0 && *n >= self.settings.every_n_turns;
-            if due {
-                *n = 0;
-            }
-            due
-        };
-        if due && self.may_call(session_id, Trigger::EveryNTurns) {
-            self.enqueue(
-                Trigger::EveryNTurns,
-                vec![session_id.to_string()],
-                None,
-                None,
-            );
+        if self.may_call(session_id, Trigger::EveryNTurns) {
+            self.enqueue_automatic(Trigger::EveryNTurns, session_id);
         }
     }
 
-    pub fn session_ended(&self, session_id: &str) {
-        if !self.settings.auto {
-            return;
-        }
-        let left = self
-            .counts
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(session_id)
-            .unwrap_or(0);
-        if left > 0 && self.may_call(session_id, Trigger::SessionEnd) {
-            self.enqueue(
-                Trigger::SessionEnd,
-                vec![session_id.to_string()],
-                None,
-                None,
-            );
+    /// The session ended after `answered` main turns; those since the last every-N trigger
+    /// are evolved on now.
+    pub fn session_ended(&self, session_id: &str, answered: u32) {
+        let every = self.settings.every_n_turns;
+        let left = if every == 0 {
+            answered
+        } else {
+            answered % every
+        };
+        if self.settings.auto && left > 0 && self.may_call(session_id, Trigger::SessionEnd) {
+            self.enqueue_automatic(Trigger::SessionEnd, session_id);
         }
     }
 
@@ -191,6 +175,21 @@ impl Evolution {
         rx.await.ok()
     }
 
+    fn enqueue_automatic(&self, trigger: Trigger, session_id: &str) {
+        let job = Job {
+            trigger,
+            sessions: vec![session_id.to_string()],
+            samples: None,
+            reply: None,
+        };
+        self.queued.send(
+            &self.tx,
+            (trigger, session_id.to_string()),
+            job,
+            "skill evolution",
+        );
+    }
+
     fn enqueue(
         &self,
         trigger: Trigger,
@@ -217,6 +216,7 @@ impl Evolution {
 struct Paced {
     pacing: Arc<Pacing>,
     deferred: Arc<Deferred<Trigger>>,
+    queued: Arc<Queued<(Trigger, String)>>,
 }
 
 impl Paced {
@@ -252,7 +252,12 @@ async fn run(
                 continue;
             }
             job = jobs.recv() => match job {
-                Some(job) => job,
+                Some(job) => {
+                    if let (None, [session]) = (&job.reply, job.sessions.as_slice()) {
+                        paced.queued.started(&(job.trigger, session.clone()));
+                    }
+                    job
+                }
                 None => break,
             },
             (session, trigger) = paced.deferred.next(pacing) => Job {
