@@ -80,10 +80,39 @@ async fn stats_and_status_add_up_the_recorded_figures_and_price_them() {
     assert_eq!(stats["unpriced_models"], serde_json::json!([]));
     assert!(stats["learning"]["since_day"].as_str().unwrap().len() == 10);
 
+    // Day by day: the same figures per UTC day, oldest first, today last.
+    let series = http::admin(proxy.addr, &token, "/api/stats?hours=24&days=3")
+        .await
+        .unwrap();
+    let daily = series["daily"].as_array().unwrap();
+    assert_eq!(daily.len(), 3, "{series}");
+    let days: Vec<&str> = daily.iter().map(|d| d["day"].as_str().unwrap()).collect();
+    assert!(days.windows(2).all(|w| w[0] < w[1]), "{days:?}");
+    let sum = |key: &str| daily.iter().map(|d| n(&d[key])).sum::<u64>();
+    assert_eq!(sum("turns"), rows.len() as u64);
+    assert_eq!(sum("injected_tokens"), injected);
+    // A day that had every turn (all but a run across UTC midnight) has the window's share.
+    if let Some(d) = daily.iter().find(|d| n(&d["turns"]) == rows.len() as u64) {
+        assert_eq!(d["cache_read_share"], stats["cache_read_share"]);
+        assert_eq!(
+            d["cache_read_share_without_metaclaw"],
+            stats["cache_read_share_without_metaclaw"]
+        );
+    }
+    assert!(
+        stats["daily"].as_array().unwrap().is_empty(),
+        "only when asked"
+    );
+
     // A window outside the limits is refused with a reason.
     let refused = http::admin(proxy.addr, &token, "/api/stats?hours=0").await;
     assert!(
         format!("{refused:?}").contains("hours must be between"),
+        "{refused:?}"
+    );
+    let refused = http::admin(proxy.addr, &token, "/api/stats?days=93").await;
+    assert!(
+        format!("{refused:?}").contains("days must be between"),
         "{refused:?}"
     );
 

@@ -5,7 +5,7 @@ import { createApi } from '../src/lib/api';
 import type { CostReport } from '../src/lib/types';
 import { fakeApi } from './helpers';
 import { fetchRoutes, reply } from './fetchRoutes';
-import { costReport, emptyReport } from './costData';
+import { costReport, emptyReport, threeDays } from './costData';
 
 /** The cells of a table's body rows, the row header first. */
 const rows = (table: HTMLElement) => [...table.querySelectorAll('tbody tr')].map((r) => [...r.children].map((c) => c.textContent));
@@ -21,7 +21,7 @@ describe('CostPanel', () => {
     expect(screen.getByText('MetaClaw added 182,400 tokens, at most $0.55.')).toBeTruthy();
     expect(screen.getByText('Learning since 2026-12-03 (UTC): 14 calls (1 failed), 61,020 tokens in, 5,210 out, $0.19.')).toBeTruthy();
     expect(screen.getByText(/^No price for local-llama, embeddings \(learning\): shown as tokens only\./)).toBeTruthy();
-    expect(api.calls).toEqual([{ method: 'GET', path: '/api/stats', body: undefined, params: { hours: 24 } }]);
+    expect(api.calls).toEqual([{ method: 'GET', path: '/api/stats', body: undefined, params: { hours: 24, days: 14 } }]);
 
     const perModel = screen.getByRole('table', { name: 'Per model' });
     expect([...perModel.querySelectorAll('thead th')].map((th) => th.textContent)).toEqual([
@@ -38,6 +38,25 @@ describe('CostPanel', () => {
       ['embeddings', 'local-embed', '4', '0', '11,020', '1,210', 'no price'],
       ['evolution', 'gpt-4o-mini', '10', '1', '50,000', '4,000', '$0.19'],
     ]);
+  });
+
+  it('lists the days with a sentence, charts and a table, a missing figure shown as such', async () => {
+    render(CostPanel, { api: fakeApi({ 'GET /api/stats': costReport({ daily: threeDays() }) }) });
+    expect(await screen.findByRole('heading', { name: 'Day by day (UTC)', level: 3 })).toBeTruthy();
+    expect(screen.getByTestId('cost-days-summary').textContent).toMatch(/^Over the last 3 days: the cache served 80\.0% to 91\.3%/);
+    expect(screen.getByText("Prompt read from the provider's cache, and the estimate without MetaClaw's blocks")).toBeTruthy();
+    expect(rows(screen.getByRole('table', { name: 'Day by day' }))).toEqual([
+      ['2026-12-02', '0', '—', '—', '0', 'no price', '0', 'no price'],
+      ['2026-12-03', '30', '80.0%', '85.0%', '9,000', 'no price', '2', 'no price'],
+      ['2026-12-04', '412', '91.3%', '91.6%', '182,400', '$0.55', '14', '$0.19'],
+    ]);
+  });
+
+  it('says quiet days in a sentence, without charts or a table', async () => {
+    render(CostPanel, { api: fakeApi({ 'GET /api/stats': { ...emptyReport(), daily: [threeDays()[0]] } }) });
+    expect(await screen.findByText('Nothing in the last 1 day.')).toBeTruthy();
+    expect(screen.queryByRole('table')).toBeNull();
+    expect(screen.queryByText(/^Prompt read from/)).toBeNull();
   });
 
   it('shows tokens only and no share when nothing is priced and the cache went unreported', async () => {

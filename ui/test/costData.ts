@@ -1,6 +1,6 @@
 // `/api/stats` answers for the Cost panel's tests: the README's example window.
 
-import type { CostReport, ModelCost, PurposeCost } from '../src/lib/types';
+import type { CostReport, DayCost, ModelCost, PurposeCost } from '../src/lib/types';
 
 export function model(over: Partial<ModelCost> = {}): ModelCost {
   return {
@@ -58,8 +58,34 @@ export function costReport(over: Partial<CostReport> = {}): CostReport {
         purpose(),
       ],
     },
+    daily: [],
     ...over,
   };
+}
+
+export function day(over: Partial<DayCost> = {}): DayCost {
+  return {
+    day: '2026-12-04',
+    turns: 412,
+    cache_read_share: 0.913,
+    cache_read_share_without_metaclaw: 0.916,
+    injected_tokens: 182_400,
+    injected_cost_usd: 0.55,
+    turns_cost_usd: 3.41,
+    learning_calls: 14,
+    learning_tokens: 66_230,
+    learning_cost_usd: 0.19,
+    ...over,
+  };
+}
+
+/** Three days: a quiet one, one whose provider said nothing of its cache, and today. */
+export function threeDays(): DayCost[] {
+  return [
+    day({ day: '2026-12-02', turns: 0, cache_read_share: null, cache_read_share_without_metaclaw: null, injected_tokens: 0, injected_cost_usd: null, turns_cost_usd: null, learning_calls: 0, learning_tokens: 0, learning_cost_usd: null }),
+    day({ day: '2026-12-03', turns: 30, cache_read_share: 0.8, cache_read_share_without_metaclaw: 0.85, injected_tokens: 9_000, injected_cost_usd: null, learning_calls: 2, learning_tokens: 4_000, learning_cost_usd: null }),
+    day(),
+  ];
 }
 
 /** A window without a turn or a learning call. */

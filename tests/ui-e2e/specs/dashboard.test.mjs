@@ -30,6 +30,7 @@ test('a chat request through the proxy shows on the open dashboard, live from th
     await status.getByText(new RegExp(`mode on 127\\.0\\.0\\.1:${stack.port},`)).waitFor();
     await cost.getByRole('heading', { name: 'Cost (last 24 hours)', level: 2 }).waitFor();
     await cost.getByText('No turns in the last 24 hours.', { exact: true }).waitFor();
+    await cost.getByText('Nothing in the last 14 days.', { exact: true }).waitFor();
   });
   await page.evaluate(() => {
     window.__sameDocument = true;
@@ -52,5 +53,18 @@ test('a chat request through the proxy shows on the open dashboard, live from th
     await cost.getByText(/^1 turn in the last 24 hours: [\d,]+ tokens in, [\d,]+ out\.$/).waitFor();
     await cost.getByText(/^No price for any[,:] /).waitFor();
     await cost.getByRole('table', { name: 'Per model' }).getByRole('rowheader', { name: 'any', exact: true }).waitFor();
+  });
+  await step('the day-by-day table and charts count the turn today', async () => {
+    await cost.getByText(/^Over the last 14 days: .*MetaClaw added [\d,]+ tokens?; learning made/).waitFor();
+    const days = cost.getByRole('table', { name: 'Day by day' });
+    await days.waitFor();
+    assert.equal(await days.locator('tbody tr').count(), 14);
+    // Oldest first: today (UTC) is the last row, and the turn is counted once.
+    const today = new Date().toISOString().slice(0, 10);
+    const last = await days.locator('tbody tr th').last().textContent();
+    assert.ok(last === today || new Date(`${last}T00:00:00Z`) < new Date(`${today}T00:00:00Z`), last);
+    const turns = await days.locator('tbody tr td:first-of-type').allTextContents();
+    assert.equal(turns.reduce((a, t) => a + Number(t), 0), 1, turns.join(' '));
+    await cost.locator('.uplot canvas').nth(1).waitFor();
   });
 });

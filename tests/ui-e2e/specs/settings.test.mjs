@@ -40,7 +40,19 @@ test('settings: an invalid value is refused with nothing written; valid ones are
   });
   assert.equal(configText(), original, 'a refused change wrote config.yaml');
 
+  await step('a negative price is refused next to the price table', async () => {
+    await form.getByLabel('Extract every N turns').fill('5');
+    await form.getByRole('button', { name: 'Add a model' }).click();
+    await form.getByLabel('Model 1', { exact: true }).fill('my-llama');
+    await form.getByLabel('Input price of my-llama').fill('-1');
+    await form.getByLabel('Output price of my-llama').fill('0.5');
+    await form.getByRole('button', { name: 'Save settings' }).click();
+    await page.locator('#setting-prices-error').getByText(/per million tokens/).waitFor();
+  });
+  assert.equal(configText(), original, 'a refused price wrote config.yaml');
+
   await step('save valid values', async () => {
+    await form.getByLabel('Input price of my-llama').fill('0.2');
     await form.getByLabel('Extract every N turns').fill('8');
     await form.getByLabel('Context budget (tokens)').fill('900');
     await form.getByLabel('Learn only in windows').check();
@@ -53,6 +65,7 @@ test('settings: an invalid value is refused with nothing written; valid ones are
   assert.match(saved, /gate_background_learning: true/, 'config.yaml lacks gate_background_learning: true');
   assert.ok(saved.includes('# kept: a comment of the user'), `the comment was lost:\n${scrub(saved)}`);
   assert.equal(await valueOf('memory.flush_every'), 8);
+  assert.deepEqual(await valueOf('prices'), { 'my-llama': { input: 0.2, output: 0.5 } });
 
   const serving = async () =>
     (await admin(stack, 'GET', '/api/logs?lines=1000&level=info')).lines.filter((l) => l.message.includes('MetaClaw is serving')).length;

@@ -275,4 +275,21 @@ export interface CostReport {
   unpriced_models: string[];
   models: ModelCost[];
   learning: LearningCost;
+  /** Day by day (UTC, oldest first), when asked for with `days`. */
+  daily: DayCost[];
+}
+
+/** One UTC day of `/api/stats?days=N`: the report's figures for that day alone. */
+export interface DayCost {
+  /** `YYYY-MM-DD`. */
+  day: string;
+  turns: number;
+  cache_read_share: number | null;
+  cache_read_share_without_metaclaw: number | null;
+  injected_tokens: number;
+  injected_cost_usd: number | null;
+  turns_cost_usd: number | null;
+  learning_calls: number;
+  learning_tokens: number;
+  learning_cost_usd: number | null;
 }

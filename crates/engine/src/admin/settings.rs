@@ -34,6 +34,8 @@ enum Kind {
     Bool,
     Int,
     Time,
+    /// `prices`: model name to its prices (see `config::Price`), the whole table at once.
+    Prices,
 }
 
 struct Setting {
@@ -92,6 +94,12 @@ const SETTINGS: &[Setting] = &[
         label: "Context budget (tokens)",
         help: "The most tokens of skills and memory added to one request.",
         kind: Kind::Int,
+    },
+    Setting {
+        key: "prices",
+        label: "Prices",
+        help: "What your provider charges, in US dollars per million tokens, for the costs on the dashboard and in status. A cache price left empty is billed at the input price. Models not listed use MetaClaw's built-in list price where it has one, else they are shown as tokens only.",
+        kind: Kind::Prices,
     },
     Setting {
         key: "scheduler.sleep_start",
@@ -163,6 +171,7 @@ async fn show(State(state): State<Arc<AdminState>>) -> Response {
                     Kind::Bool => "bool",
                     Kind::Int => "int",
                     Kind::Time => "time",
+                    Kind::Prices => "prices",
                 },
                 "value": value,
                 "restart": true,
@@ -254,6 +263,11 @@ fn text_of(setting: &Setting, value: &Value) -> Result<String, String> {
             Ok(s.trim().into())
         }
         (Kind::Time, _) => Err(format!("{key} must be a time HH:MM (00:00 to 23:59).")),
+        // JSON is YAML: the config's own parser checks every model and price.
+        (Kind::Prices, Value::Object(_)) => Ok(value.to_string()),
+        (Kind::Prices, _) => Err(format!(
+            "{key} must be a table of models, each with its input and output prices."
+        )),
     }
 }
 
@@ -432,6 +446,59 @@ mod tests {
         let start = setting("scheduler.sleep_start");
         assert_eq!(text_of(start, &json!("7:30")).unwrap(), "7:30");
         assert!(text_of(start, &json!("24:00")).is_err());
+        let prices = setting("prices");
+        assert_eq!(
+            text_of(prices, &json!({"m": {"input": 1, "output": 2}})).unwrap(),
+            r#"{"m":{"input":1,"output":2}}"#
+        );
+        assert!(
+            text_of(prices, &json!("cheap"))
+                .unwrap_err()
+                .contains("table of models")
+        );
+    }
+
+    #[test]
+    fn a_price_table_is_written_whole_and_checked_by_the_config() {
+        let (_dir, paths, store) = home();
+        let table = json!({"qwen-plus": {"input": 0.4, "output": 1.2, "cache_read": 0.08}});
+        let staged = Staged::new(&paths).unwrap();
+        let text = text_of(setting("prices"), &table).unwrap();
+        let written = staged
+            .set_all(&store, &changes(&[("prices", &text)]))
+            .map_err(|_| "refused")
+            .unwrap();
+        assert_eq!(written, ["prices"]);
+        assert!(staged.commit(&paths).unwrap());
+        let config = Config::load(&paths).unwrap().config;
+        let price = config.prices["qwen-plus"];
+        assert_eq!((price.input, price.output), (0.4, 1.2));
+        assert_eq!((price.cache_read, price.cache_write), (Some(0.08), None));
+
+        // A negative price is refused with its key; the file stays as it was.
+        let before = std::fs::read(&paths.config).unwrap();
+        let bad = text_of(
+            setting("prices"),
+            &json!({"qwen-plus": {"input": -1, "output": 1}}),
+        )
+        .unwrap();
+        let staged = Staged::new(&paths).unwrap();
+        let Err(Failure::Invalid(i)) = staged.set_all(&store, &changes(&[("prices", &bad)])) else {
+            panic!("a negative price must be refused");
+        };
+        assert_eq!(i.field, "prices");
+        assert!(i.message.contains("per million tokens"), "{}", i.message);
+        drop(staged);
+        assert_eq!(std::fs::read(&paths.config).unwrap(), before);
+
+        // An empty table clears them.
+        let staged = Staged::new(&paths).unwrap();
+        staged
+            .set_all(&store, &changes(&[("prices", "{}")]))
+            .map_err(|_| "refused")
+            .unwrap();
+        assert!(staged.commit(&paths).unwrap());
+        assert!(Config::load(&paths).unwrap().config.prices.is_empty());
     }
 
     fn home() -> (tempfile::TempDir, Paths, SecretStore) {

@@ -36,6 +36,50 @@ pub struct CostReport {
     pub unpriced_models: Vec<String>,
     pub models: Vec<ModelCost>,
     pub learning: LearningCost,
+    /// Day by day (UTC, oldest first), when asked for (`/api/stats?days=N`).
+    #[serde(default)]
+    pub daily: Vec<DayCost>,
+}
+
+/// One UTC day of the series: the figures of a report of that day alone.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DayCost {
+    /// `YYYY-MM-DD`.
+    pub day: String,
+    pub turns: u64,
+    pub cache_read_share: Option<f64>,
+    pub cache_read_share_without_metaclaw: Option<f64>,
+    pub injected_tokens: u64,
+    pub injected_cost_usd: Option<f64>,
+    pub turns_cost_usd: Option<f64>,
+    pub learning_calls: u64,
+    pub learning_tokens: u64,
+    pub learning_cost_usd: Option<f64>,
+}
+
+/// `day`'s figures: `models` the turns of that day, `learning` rows of any days (only
+/// `day`'s are counted).
+pub fn day_cost(
+    day: String,
+    models: Vec<ModelUsage>,
+    learning: &[LearningUsage],
+    learning_models: &BTreeMap<String, String>,
+    prices: &Prices,
+) -> DayCost {
+    let own: Vec<LearningUsage> = learning.iter().filter(|r| r.day == day).cloned().collect();
+    let r = report(24, models, &own, day.clone(), learning_models, prices);
+    DayCost {
+        day,
+        turns: r.turns,
+        cache_read_share: r.cache_read_share,
+        cache_read_share_without_metaclaw: r.cache_read_share_without_metaclaw,
+        injected_tokens: r.injected_tokens,
+        injected_cost_usd: r.injected_cost_usd,
+        turns_cost_usd: r.turns_cost_usd,
+        learning_calls: r.learning.calls,
+        learning_tokens: r.learning.input_tokens + r.learning.output_tokens,
+        learning_cost_usd: r.learning.cost_usd,
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -144,6 +188,7 @@ pub fn report(
         unpriced_models,
         models,
         learning: learning_cost(learning, since_day, learning_models, prices),
+        daily: Vec::new(),
     }
 }
 
@@ -364,5 +409,35 @@ mod tests {
         assert!((evolution.cost_usd.unwrap() - 2.0).abs() < 1e-9);
         assert_eq!(l.cost_usd, evolution.cost_usd);
         assert_eq!(l.unpriced, ["embeddings"]);
+    }
+
+    #[test]
+    fn a_day_counts_only_its_own_learning() {
+        let row = |day: &str| LearningUsage {
+            day: day.into(),
+            purpose: "evolution".into(),
+            calls: 2,
+            failed: 0,
+            input_tokens: 1_000_000,
+            output_tokens: 10,
+            cache_read_tokens: 0,
+            cache_write_tokens: 0,
+        };
+        let models = BTreeMap::from([("evolution".to_owned(), "mine".to_owned())]);
+        let d = day_cost(
+            "2026-12-04".into(),
+            vec![usage("mine", 10_000, 9_000, 1_000, 200)],
+            &[row("2026-12-03"), row("2026-12-04")],
+            &models,
+            &prices(),
+        );
+        assert_eq!(d.day, "2026-12-04");
+        assert_eq!((d.turns, d.learning_calls), (2, 2));
+        assert_eq!(d.learning_tokens, 1_000_010);
+        assert!((d.learning_cost_usd.unwrap() - 1.00002).abs() < 1e-9);
+        assert_eq!(d.cache_read_share, Some(0.9));
+        let without = d.cache_read_share_without_metaclaw.unwrap();
+        assert!((without - 8_200.0 / 9_000.0).abs() < 1e-12, "{without}");
+        assert!((d.injected_cost_usd.unwrap() - 0.001).abs() < 1e-12);
     }
 }

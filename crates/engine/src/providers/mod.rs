@@ -7,7 +7,9 @@ mod prices;
 mod probe;
 mod text;
 
-pub use cost_report::{CostReport, LearningCost, ModelCost, PurposeCost, report as cost_report};
+pub use cost_report::{
+    CostReport, DayCost, LearningCost, ModelCost, PurposeCost, day_cost, report as cost_report,
+};
 pub use presets::{PRESETS, Preset, PresetView, attribution_headers, configured, find, same_base};
 pub use prices::{PriceSource, Tokens, built_in, cost_usd, price_for};
 pub use probe::{

@@ -96,6 +96,7 @@ mod tests {
                 unpriced: vec!["embeddings".into()],
                 ..LearningCost::default()
             },
+            daily: vec![],
         };
         let text = lines(&r).join("\n");
         assert!(text.contains("3 turns in the last 24 h: 10000 tokens in, 300 out, $1.50"));
