@@ -22,6 +22,18 @@ pub struct LearningUsage {
     pub cache_write_tokens: u64,
 }
 
+impl LearningUsage {
+    /// Adds `other`'s counts (the day and purpose stay).
+    pub fn add(&mut self, other: &LearningUsage) {
+        self.calls += other.calls;
+        self.failed += other.failed;
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cache_read_tokens += other.cache_read_tokens;
+        self.cache_write_tokens += other.cache_write_tokens;
+    }
+}
+
 fn int(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }

@@ -237,13 +237,10 @@ fn learning_cost(
     // One row per purpose, the window's days summed.
     let mut per_purpose: BTreeMap<&str, LearningUsage> = BTreeMap::new();
     for row in rows {
-        let sum = per_purpose.entry(row.purpose.as_str()).or_default();
-        sum.calls += row.calls;
-        sum.failed += row.failed;
-        sum.input_tokens += row.input_tokens;
-        sum.output_tokens += row.output_tokens;
-        sum.cache_read_tokens += row.cache_read_tokens;
-        sum.cache_write_tokens += row.cache_write_tokens;
+        per_purpose
+            .entry(row.purpose.as_str())
+            .or_default()
+            .add(row);
     }
     let mut out = LearningCost {
         since_day,
