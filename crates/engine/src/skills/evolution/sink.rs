@@ -39,9 +39,17 @@ impl TurnSink for LearningSink {
         {
             let answered = {
                 let mut counts = self.answered();
-                let n = counts.entry(turn.session_id.clone()).or_insert(0);
-                *n = n.saturating_add(1);
-                *n
+                // The id is copied once per session, not once per turn.
+                match counts.get_mut(&turn.session_id) {
+                    Some(n) => {
+                        *n = n.saturating_add(1);
+                        *n
+                    }
+                    None => {
+                        counts.insert(turn.session_id.clone(), 1);
+                        1
+                    }
+                }
             };
             if let Some(evolution) = &self.evolution {
                 evolution.main_turn(&turn.session_id, answered);
