@@ -6,6 +6,7 @@ pub mod agents;
 pub mod calendar;
 pub mod config;
 pub mod context;
+pub mod effect;
 pub mod events;
 pub mod learned_turns;
 pub mod llm;

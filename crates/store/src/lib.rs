@@ -7,6 +7,7 @@
 mod blocks;
 mod embeddings;
 mod error;
+mod follow_ups;
 mod learning_steps;
 mod learning_usage;
 mod migrations;
@@ -25,6 +26,7 @@ mod usage_totals;
 
 pub use blocks::NewBlock;
 pub use error::StoreError;
+pub use follow_ups::LabelTurn;
 pub use learning_steps::{FinishedStep, LearningStepRow, NewLearningStep};
 pub use learning_usage::LearningUsage;
 pub use open::Store;

@@ -9,6 +9,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     crate::migrations_learn::V5_LEARNING,
     crate::migrations_usage::V6_TURN_USAGE,
     crate::migrations_usage::V7_LEARNING_USAGE,
+    crate::follow_ups::V8_FOLLOW_UP,
 ];
 
 const V1_SESSIONS_TURNS: &str = "
