@@ -23,7 +23,11 @@ pub struct LabelTurn {
 
 impl Store {
     /// Main turns with an id above `after`, oldest first, at most `limit`.
-    pub fn main_turns_after(&self, after: TurnId, limit: usize) -> Result<Vec<LabelTurn>, StoreError> {
+    pub fn main_turns_after(
+        &self,
+        after: TurnId,
+        limit: usize,
+    ) -> Result<Vec<LabelTurn>, StoreError> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT id, session_id, status, request_json FROM turns
              WHERE id > ?1 AND turn_type = 'main' ORDER BY id LIMIT ?2",
@@ -46,6 +50,18 @@ impl Store {
         )?;
         let rows = stmt.query_map(params![session, before.0, limit as i64], label_turn)?;
         Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// The label of one turn, if it has one.
+    pub fn follow_up_of(&self, id: TurnId) -> Result<Option<String>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT follow_up FROM turns WHERE id = ?1")?;
+        let mut rows = stmt.query([id.0])?;
+        match rows.next()? {
+            Some(row) => Ok(row.get(0)?),
+            None => Ok(None),
+        }
     }
 
     /// Writes each turn's label, in one transaction.
@@ -120,7 +136,10 @@ mod tests {
             ])
             .unwrap();
         let page = store.main_turns_after(TurnId(0), 2).unwrap();
-        assert_eq!(page.iter().map(|t| t.id).collect::<Vec<_>>(), [ids[0], ids[2]]);
+        assert_eq!(
+            page.iter().map(|t| t.id).collect::<Vec<_>>(),
+            [ids[0], ids[2]]
+        );
         let rest = store.main_turns_after(ids[2], 10).unwrap();
         assert_eq!(rest.len(), 1);
         assert_eq!(rest[0].session_id, "a");
@@ -130,7 +149,11 @@ mod tests {
         store.set_follow_ups(&[(ids[0], "correction")]).unwrap();
         let label: Option<String> = store
             .conn
-            .query_row("SELECT follow_up FROM turns WHERE id = ?1", [ids[0].0], |r| r.get(0))
+            .query_row(
+                "SELECT follow_up FROM turns WHERE id = ?1",
+                [ids[0].0],
+                |r| r.get(0),
+            )
             .unwrap();
         assert_eq!(label.as_deref(), Some("correction"));
     }

@@ -149,7 +149,11 @@ mod tests {
             "I said French, not Spanish",
             "不对，应该是北京",
         ] {
-            assert_eq!(follow_up("Fix the build", next), FollowUp::Correction, "{next}");
+            assert_eq!(
+                follow_up("Fix the build", next),
+                FollowUp::Correction,
+                "{next}"
+            );
         }
     }
 
@@ -162,7 +166,11 @@ mod tests {
             "Undoubtedly good. Next step?",
             "No worries, now add a README",
         ] {
-            assert_eq!(follow_up("Fix the build", next), FollowUp::Continues, "{next}");
+            assert_eq!(
+                follow_up("Fix the build", next),
+                FollowUp::Continues,
+                "{next}"
+            );
         }
     }
 
@@ -172,7 +180,10 @@ mod tests {
             follow_up("Summarise it", "Hmm, that's not what I asked for."),
             FollowUp::Correction
         );
-        let long = format!("{} that's not what I asked in the first draft.", "Context. ".repeat(60));
+        let long = format!(
+            "{} that's not what I asked in the first draft.",
+            "Context. ".repeat(60)
+        );
         assert_eq!(follow_up("Summarise it", &long), FollowUp::Continues);
     }
 

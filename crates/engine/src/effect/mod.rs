@@ -3,3 +3,4 @@
 //! next message, so skills and memories can be judged by what came after them.
 
 pub mod follow_up;
+pub mod label;

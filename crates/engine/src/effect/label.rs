@@ -1,0 +1,160 @@
+//! Labels recorded turns with what followed them, behind a mark in `state`, a page at a time.
+//!
+//! Only turns whose newest message is the user's own words count: a tool round in between
+//! is the agent at work, not the user answering. Turn k of a session is labelled when the
+//! user's next message (turn k+1) arrives; the newest one waits for its successor.
+
+use std::collections::HashMap;
+
+use metaclaw_store::{LabelTurn, Store, StoreError, TurnId};
+use serde_json::{Map, Value};
+
+use super::follow_up::follow_up;
+
+/// The id of the last main turn a pass has looked at.
+const MARK: &str = "effect.labelled_through";
+/// Main turns read per page.
+const PAGE: usize = 500;
+/// Earlier turns of a session searched for its previous message from the user.
+const LOOK_BACK: usize = 50;
+
+/// Labels the turns recorded since the last call, at most `pages` pages; returns how many
+/// turns were labelled. Blocking (SQLite).
+pub fn label_new_turns(store: &mut Store, pages: usize) -> Result<usize, StoreError> {
+    let mut mark = store
+        .state_get(MARK)?
+        .and_then(|v| v.parse::<i64>().ok())
+        .map_or(TurnId(0), TurnId);
+    let mut latest: HashMap<String, (TurnId, String)> = HashMap::new();
+    let mut labelled = 0;
+    for _ in 0..pages {
+        let page = store.main_turns_after(mark, PAGE)?;
+        let Some(last) = page.last().map(|t| t.id) else {
+            break;
+        };
+        let mut labels: Vec<(TurnId, &'static str)> = Vec::new();
+        for turn in &page {
+            let Some(words) = user_words(turn) else {
+                continue;
+            };
+            let previous = match latest.remove(&turn.session_id) {
+                Some(p) => Some(p),
+                None => previous_message(store, &turn.session_id, turn.id)?,
+            };
+            if let Some((id, before)) = previous {
+                labels.push((id, follow_up(&before, &words).as_str()));
+            }
+            latest.insert(turn.session_id.clone(), (turn.id, words));
+        }
+        labelled += labels.len();
+        store.set_follow_ups(&labels)?;
+        store.state_set(MARK, &last.0.to_string())?;
+        mark = last;
+        if page.len() < PAGE {
+            break;
+        }
+    }
+    Ok(labelled)
+}
+
+/// The session's newest turn before `before` whose newest message was the user's own.
+fn previous_message(
+    store: &Store,
+    session: &str,
+    before: TurnId,
+) -> Result<Option<(TurnId, String)>, StoreError> {
+    Ok(store
+        .main_turns_before(session, before, LOOK_BACK)?
+        .iter()
+        .find_map(|t| user_words(t).map(|w| (t.id, w))))
+}
+
+/// The user's own words when the turn's newest message is theirs; `None` for a tool round
+/// or a request that cannot be read.
+fn user_words(turn: &LabelTurn) -> Option<String> {
+    let body: Map<String, Value> = serde_json::from_str(&turn.request_json).ok()?;
+    let count = body.get("messages")?.as_array()?.len();
+    let newest = metaclaw_wire::reader::newest_user_turn(&body)?;
+    (newest.index + 1 == count).then_some(newest.words)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use metaclaw_store::NewTurn;
+    use serde_json::json;
+
+    use super::*;
+
+    fn turn(session: &str, messages: Value) -> NewTurn {
+        NewTurn {
+            session_id: session.into(),
+            turn_type: "main".into(),
+            scope: "default".into(),
+            client_protocol: "openai".into(),
+            upstream_protocol: "openai".into(),
+            upstream: "primary".into(),
+            model: "m".into(),
+            request_json: json!({ "messages": messages }).to_string(),
+            reply_json: None,
+            status: 200,
+            error: None,
+            input_tokens: None,
+            output_tokens: None,
+            cache_read_tokens: None,
+            cache_write_tokens: None,
+            overhead_ms: 0.0,
+            ttft_ms: None,
+            total_ms: 1.0,
+            created_at_ms: 1,
+            skill_generation: 0,
+            injected_skills: Vec::new(),
+            injected_memories: Vec::new(),
+            injected_tokens: None,
+            block_tokens: None,
+        }
+    }
+
+    fn user(text: &str) -> Value {
+        json!({"role": "user", "content": text})
+    }
+
+    fn label_of(store: &Store, id: TurnId) -> Option<String> {
+        store.follow_up_of(id).unwrap()
+    }
+
+    #[test]
+    fn each_message_is_labelled_by_the_next_one_tool_rounds_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("m.db")).unwrap();
+        let ask = user("[Thu 2026-12-03 17:38 UTC] Convert data.csv to JSON");
+        let answer = json!({"role": "assistant", "content": "", "tool_calls": []});
+        let tool = json!({"role": "tool", "tool_call_id": "1", "content": "done"});
+        let ids = store
+            .insert_turns(&[
+                turn("s", json!([ask])),
+                turn("s", json!([ask, answer, tool])),
+                turn("t", json!([user("hello there friend")])),
+                turn("s", json!([ask, answer, tool, {"role": "assistant", "content": "ok"}, user("No, I meant data2.csv")])),
+            ])
+            .unwrap();
+        assert_eq!(label_new_turns(&mut store, 10).unwrap(), 1);
+        assert_eq!(label_of(&store, ids[0]).as_deref(), Some("correction"));
+        assert_eq!(
+            label_of(&store, ids[1]),
+            None,
+            "a tool round is not the user's"
+        );
+        assert_eq!(label_of(&store, ids[3]), None, "waits for the next message");
+
+        // The next pass starts at the mark and finds the previous message in the database.
+        let more = store
+            .insert_turns(&[turn("s", json!([user("No, I meant data2.csv"), {"role": "assistant", "content": "done"}, user("Now plot it")]))])
+            .unwrap();
+        assert_eq!(label_new_turns(&mut store, 10).unwrap(), 1);
+        assert_eq!(label_of(&store, ids[3]).as_deref(), Some("continues"));
+        assert_eq!(label_of(&store, more[0]), None);
+        assert_eq!(label_new_turns(&mut store, 10).unwrap(), 0, "nothing new");
+    }
+}
