@@ -26,7 +26,7 @@ mod usage_totals;
 
 pub use blocks::NewBlock;
 pub use error::StoreError;
-pub use follow_ups::LabelTurn;
+pub use follow_ups::{CarriedEffect, LabelTurn};
 pub use learning_steps::{FinishedStep, LearningStepRow, NewLearningStep};
 pub use learning_usage::LearningUsage;
 pub use open::Store;
