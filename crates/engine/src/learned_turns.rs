@@ -163,6 +163,7 @@ mod tests {
             injected_memories: Vec::new(),
             injected_tokens: None,
             block_tokens: None,
+            held_out: false,
         };
         store
             .insert_turns(&[
@@ -224,6 +225,7 @@ mod tests {
                 injected_memories: Vec::new(),
                 injected_tokens: None,
                 block_tokens: None,
+                held_out: false,
             })
             .collect();
         store.insert_turns(&turns).unwrap();

@@ -77,6 +77,7 @@ pub fn proxy_config(
             Placement::System => ProxyPlacement::System,
         },
         context_window: u32::try_from(window).unwrap_or(u32::MAX),
+        holdout: config.learning.holdout,
     })
 }
 

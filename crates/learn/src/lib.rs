@@ -49,6 +49,8 @@
 //!     session_id: "s1".into(), turn_index: 1, skill_generation: 0,
 //!     prompt_tokens: prompt, completion_tokens: out.tokens, completion_logprobs: out.logprobs,
 //!     sampler_path: None, instruction: "…".into(), response_text: "…".into(), created_at_ms: 0,
+//!     carried: Vec::new(),
+//!     held_out: false,
 //! })?;
 //! samples.record_next_turn("s1", "the user's next message")?;
 //! // Judging, then a step when the batch is full or a window opens.

@@ -94,6 +94,8 @@ async fn the_kl_term_reaches_the_datums() {
                 instruction: "q".into(),
                 response_text: "a".into(),
                 created_at_ms: 0,
+                carried: Vec::new(),
+                held_out: false,
             })
             .unwrap();
         // Equal rewards: the batch advantage is 0, so only the KL term remains.

@@ -81,6 +81,8 @@ fn stored(store: &SampleStore, turn: i64, next: &str) -> i64 {
             instruction: format!("question {turn}"),
             response_text: format!("answer {turn} <tool_call>{{}}</tool_call>"),
             created_at_ms: turn,
+            carried: Vec::new(),
+            held_out: false,
         })
         .unwrap();
     store.with(|s| s.set_sample_next_state(id, next)).unwrap();
@@ -215,6 +217,8 @@ async fn a_session_that_ended_is_judged_without_a_follow_up() {
             instruction: "bye".into(),
             response_text: "goodbye".into(),
             created_at_ms: 2,
+            carried: Vec::new(),
+            held_out: false,
         })
         .unwrap();
     // Without evidence the last turn is not judged yet.

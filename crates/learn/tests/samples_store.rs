@@ -17,6 +17,8 @@ pub fn sample(session: &str, turn: i64, generation: i64) -> NewSample {
         instruction: "list the files".to_owned(),
         response_text: "here they are".to_owned(),
         created_at_ms: 1_000 + turn,
+        carried: Vec::new(),
+        held_out: false,
     }
 }
 

@@ -102,6 +102,8 @@ impl Setup {
                 instruction: format!("task {turn}"),
                 response_text: format!("reply {turn}"),
                 created_at_ms: turn,
+                carried: Vec::new(),
+                held_out: false,
             })
             .unwrap();
         store.record_next_turn("s1", follow_up).unwrap();

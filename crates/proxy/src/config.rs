@@ -65,6 +65,8 @@ pub struct ProxyConfig {
     pub placement: Placement,
     /// Prompt budget in tokens (context window); 0 disables fitting.
     pub context_window: u32,
+    /// Share of sessions (0..=0.5) served without MetaClaw's block, to compare against.
+    pub holdout: f64,
 }
 
 impl std::fmt::Debug for ProxyConfig {
@@ -97,6 +99,7 @@ impl ProxyConfig {
             session_idle_timeout: Duration::from_secs(30 * 60),
             placement: Placement::User,
             context_window: 0,
+            holdout: 0.0,
         }
     }
 }

@@ -231,6 +231,9 @@ pub struct TurnFigures {
     /// for an OpenAI client), or the usage chunk MetaClaw asked for and kept from a client
     /// that did not ask. `None`: the recorder reads usage from the reply.
     pub upstream_usage: Option<TokenUsage>,
+    /// The session is held out from MetaClaw's block (`learning.holdout`): nothing was
+    /// injected, so its outcomes are the baseline.
+    pub held_out: bool,
 }
 
 /// Why a session ended.
@@ -302,6 +305,10 @@ pub struct LocalTurn<'a> {
     pub query: &'a str,
     /// The request as an OpenAI chat-completions body: injected and fitted.
     pub body: &'a serde_json::Value,
+    /// What the turn's block carries (skill names and `memory:<id>`s), for its sample.
+    pub carried: &'a [String],
+    /// The session is held out from MetaClaw's block.
+    pub held_out: bool,
 }
 
 /// What the trained model made of a turn.

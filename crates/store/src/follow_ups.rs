@@ -1,6 +1,8 @@
 //! Schema v8: what followed each turn the user wrote (`effect::follow_up` in the engine): a
 //! correction, the same request again, or the conversation going on. Labelled after the
-//! fact, off the request path, in id order behind a mark in `state`.
+//! fact, off the request path, in id order behind a mark in `state`. Also which turns and
+//! training samples were held out from MetaClaw's block (`learning.holdout`), and which
+//! skills and memories a sample's turn carried, so judge scores can be compared the same way.
 
 use rusqlite::params;
 
@@ -10,24 +12,10 @@ use crate::turns::TurnId;
 
 pub(crate) const V8_FOLLOW_UP: &str = "
 ALTER TABLE turns ADD COLUMN follow_up TEXT NULL;
+ALTER TABLE turns ADD COLUMN held_out INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE learn_samples ADD COLUMN carried TEXT NULL;
+ALTER TABLE learn_samples ADD COLUMN held_out INTEGER NOT NULL DEFAULT 0;
 ";
-
-/// What followed the turns that carried one skill (or memory), and all main turns beside it.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
-pub struct CarriedEffect {
-    /// A skill name, or `memory:<id>`.
-    pub item: String,
-    /// Main turns whose block carried it.
-    pub turns: u64,
-    /// Their block's estimated tokens (the block is shared with what else it carried).
-    pub block_tokens: u64,
-    /// Of `turns`: those already followed by the user's next message, and how.
-    pub labelled: u64,
-    pub corrections: u64,
-    pub repeats: u64,
-    /// Of `turns`: those that failed (an error status).
-    pub errors: u64,
-}
 
 /// A main turn to label, with its forwarded request (the user's words are read from it).
 #[derive(Debug, Clone, PartialEq)]
@@ -79,56 +67,6 @@ impl Store {
             Some(row) => Ok(row.get(0)?),
             None => Ok(None),
         }
-    }
-
-    /// Per skill and memory carried by the main turns created since `from_ms`: how often,
-    /// at what size, and what followed; most carried first. Also the same counts over every
-    /// main turn of the window (`item` empty), the baseline a skill is compared with.
-    pub fn carried_effects(
-        &self,
-        from_ms: i64,
-    ) -> Result<(Vec<CarriedEffect>, CarriedEffect), StoreError> {
-        const COUNTS: &str = "COUNT(*), COALESCE(SUM(t.block_tokens), 0),
-             COALESCE(SUM(t.follow_up IS NOT NULL), 0),
-             COALESCE(SUM(t.follow_up = 'correction'), 0),
-             COALESCE(SUM(t.follow_up = 'repeat'), 0),
-             COALESCE(SUM(t.status >= 400), 0)";
-        let effect = |item: String, row: &rusqlite::Row<'_>, at: usize| {
-            Ok(CarriedEffect {
-                item,
-                turns: row.get(at)?,
-                block_tokens: row.get(at + 1)?,
-                labelled: row.get(at + 2)?,
-                corrections: row.get(at + 3)?,
-                repeats: row.get(at + 4)?,
-                errors: row.get(at + 5)?,
-            })
-        };
-        let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT j.value, {COUNTS}
-             FROM turns t,
-                  json_each(COALESCE(t.injected_skills, '[]')) j
-             WHERE t.turn_type = 'main' AND t.created_at_ms >= ?1
-             GROUP BY j.value
-             UNION ALL
-             SELECT 'memory:' || j.value, {COUNTS}
-             FROM turns t,
-                  json_each(COALESCE(t.injected_memories, '[]')) j
-             WHERE t.turn_type = 'main' AND t.created_at_ms >= ?1
-             GROUP BY j.value
-             ORDER BY 2 DESC, 1"
-        ))?;
-        let items = stmt
-            .query_map([from_ms], |row| effect(row.get(0)?, row, 1))?
-            .collect::<Result<Vec<_>, _>>()?;
-        let all = self.conn.query_row(
-            &format!(
-                "SELECT {COUNTS} FROM turns t WHERE t.turn_type = 'main' AND t.created_at_ms >= ?1"
-            ),
-            [from_ms],
-            |row| effect(String::new(), row, 0),
-        )?;
-        Ok((items, all))
     }
 
     /// Writes each turn's label, in one transaction.
@@ -187,6 +125,7 @@ mod tests {
             injected_memories: Vec::new(),
             injected_tokens: None,
             block_tokens: None,
+            held_out: false,
         }
     }
 
@@ -223,63 +162,5 @@ mod tests {
             )
             .unwrap();
         assert_eq!(label.as_deref(), Some("correction"));
-    }
-
-    #[test]
-    fn effects_are_counted_per_skill_and_memory_beside_every_main_turn() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut store = Store::open(&dir.path().join("m.db")).unwrap();
-        let carrying = |skills: &[&str], memories: &[&str], status: u16| {
-            let mut t = turn("a", "main", "x");
-            t.injected_skills = skills.iter().map(|s| (*s).to_owned()).collect();
-            t.injected_memories = memories.iter().map(|s| (*s).to_owned()).collect();
-            t.block_tokens = Some(100);
-            t.status = status;
-            t
-        };
-        let ids = store
-            .insert_turns(&[
-                carrying(&["debug"], &["m1"], 200),
-                carrying(&["debug", "git"], &[], 200),
-                carrying(&[], &[], 500),
-                carrying(&[], &[], 200),
-            ])
-            .unwrap();
-        store
-            .set_follow_ups(&[
-                (ids[0], "correction"),
-                (ids[1], "continues"),
-                (ids[3], "repeat"),
-            ])
-            .unwrap();
-        let (items, all) = store.carried_effects(0).unwrap();
-        let names: Vec<&str> = items.iter().map(|e| e.item.as_str()).collect();
-        assert_eq!(names, ["debug", "git", "memory:m1"]);
-        assert_eq!(
-            items[0],
-            CarriedEffect {
-                item: "debug".into(),
-                turns: 2,
-                block_tokens: 200,
-                labelled: 2,
-                corrections: 1,
-                repeats: 0,
-                errors: 0,
-            }
-        );
-        assert_eq!(
-            (
-                all.turns,
-                all.labelled,
-                all.corrections,
-                all.repeats,
-                all.errors
-            ),
-            (4, 3, 1, 1, 1)
-        );
-        assert!(
-            store.carried_effects(2).unwrap().0.is_empty(),
-            "outside the window"
-        );
     }
 }

@@ -5,6 +5,7 @@
 //! run alongside the writer.
 
 mod blocks;
+mod effects;
 mod embeddings;
 mod error;
 mod follow_ups;
@@ -25,8 +26,9 @@ mod turns;
 mod usage_totals;
 
 pub use blocks::NewBlock;
+pub use effects::{CarriedEffect, HoldoutArms, Outcome};
 pub use error::StoreError;
-pub use follow_ups::{CarriedEffect, LabelTurn};
+pub use follow_ups::LabelTurn;
 pub use learning_steps::{FinishedStep, LearningStepRow, NewLearningStep};
 pub use learning_usage::LearningUsage;
 pub use open::Store;

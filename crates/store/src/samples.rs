@@ -25,6 +25,10 @@ pub struct NewSample {
     pub instruction: String,
     pub response_text: String,
     pub created_at_ms: i64,
+    /// The skills and `memory:<id>`s the turn's block carried, for the judge score per item.
+    pub carried: Vec<String>,
+    /// The session was held out from MetaClaw's block (`learning.holdout`).
+    pub held_out: bool,
 }
 
 /// Where the judge is with a sample.
@@ -120,8 +124,8 @@ impl Store {
             .prepare_cached(
                 "INSERT INTO learn_samples (session_id, turn_index, skill_generation,
                      prompt_tokens, completion_tokens, completion_logprobs, sampler_path,
-                     instruction, response_text, created_at_ms)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                     instruction, response_text, created_at_ms, carried, held_out)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
             )?
             .execute(params![
                 s.session_id,
@@ -134,6 +138,8 @@ impl Store {
                 s.instruction,
                 s.response_text,
                 s.created_at_ms,
+                crate::turns::skills_json(&s.carried),
+                s.held_out,
             ])?;
         Ok(self.conn.last_insert_rowid())
     }

@@ -61,6 +61,8 @@ pub struct NewTurn {
     pub injected_tokens: Option<u64>,
     /// Estimated tokens of the block carrying `injected_skills` and `injected_memories`.
     pub block_tokens: Option<u64>,
+    /// The session was held out from MetaClaw's block (`learning.holdout`).
+    pub held_out: bool,
 }
 
 /// A stored turn.
@@ -208,11 +210,11 @@ fn insert_one(tx: &Transaction<'_>, t: &NewTurn) -> Result<TurnId, StoreError> {
              upstream_protocol, upstream, model, request_json, reply_json, status, error,
              input_tokens, output_tokens, overhead_ms, ttft_ms, total_ms, created_at_ms,
              injected_skills, skill_generation, cache_read_tokens, cache_write_tokens,
-             injected_memories, injected_tokens, block_tokens)
+             injected_memories, injected_tokens, block_tokens, held_out)
          VALUES (?1,
              (SELECT COALESCE(MAX(turn_index) + 1, 0) FROM turns WHERE session_id = ?1),
              ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,
-             ?20, ?21, ?22, ?23, ?24)",
+             ?20, ?21, ?22, ?23, ?24, ?25)",
     )?
     .execute(params![
         t.session_id,
@@ -239,6 +241,7 @@ fn insert_one(tx: &Transaction<'_>, t: &NewTurn) -> Result<TurnId, StoreError> {
         skills_json(&t.injected_memories),
         t.injected_tokens,
         t.block_tokens,
+        t.held_out,
     ])?;
     let id = TurnId(tx.last_insert_rowid());
     tx.prepare_cached(
@@ -279,7 +282,7 @@ fn turn_row(row: &Row<'_>) -> rusqlite::Result<TurnRow> {
 }
 
 /// A list of names or ids as a JSON array; NULL when empty.
-fn skills_json(skills: &[String]) -> Option<String> {
+pub(crate) fn skills_json(skills: &[String]) -> Option<String> {
     if skills.is_empty() {
         None
     } else {

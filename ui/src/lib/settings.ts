@@ -62,6 +62,8 @@ export interface Setting {
   help: string;
   type: 'choice' | 'bool' | 'int' | 'text' | 'time' | string;
   choices?: (string | { value: string; label: string })[];
+  /** The largest value of a `share` setting. */
+  max?: number;
   value: SettingValue;
   restart: boolean;
 }
@@ -79,7 +81,7 @@ export interface SettingsSaved {
 
 /** The form's value as the API expects it for the setting's type. */
 export function coerce(s: Setting, v: SettingValue): SettingValue {
-  if (s.type === 'int') {
+  if (s.type === 'int' || s.type === 'share') {
     if (v === '' || v === null) return null;
     const n = Number(v);
     return Number.isFinite(n) ? n : (v as string);

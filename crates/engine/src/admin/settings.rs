@@ -28,7 +28,7 @@ pub fn router() -> Router<Arc<AdminState>> {
     Router::new().route("/api/settings", get(show).patch(patch))
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 enum Kind {
     Choice(&'static [&'static str]),
     Bool,
@@ -36,6 +36,8 @@ enum Kind {
     Time,
     /// `prices`: model name to its prices (see `config::Price`), the whole table at once.
     Prices,
+    /// A share from 0 to the given maximum (`learning.holdout`).
+    Share(f64),
 }
 
 struct Setting {
@@ -94,6 +96,12 @@ const SETTINGS: &[Setting] = &[
         label: "Context budget (tokens)",
         help: "The most tokens of skills and memory added to one request.",
         kind: Kind::Int,
+    },
+    Setting {
+        key: "learning.holdout",
+        label: "Holdout share",
+        help: "The share of new conversations (0 to 0.5) served without MetaClaw's skills and memories, so the dashboard can show what they change on your own traffic. 0 turns it off; 0.1 holds out one conversation in ten.",
+        kind: Kind::Share(config::MAX_HOLDOUT),
     },
     Setting {
         key: "prices",
@@ -172,12 +180,16 @@ async fn show(State(state): State<Arc<AdminState>>) -> Response {
                     Kind::Int => "int",
                     Kind::Time => "time",
                     Kind::Prices => "prices",
+                    Kind::Share(_) => "share",
                 },
                 "value": value,
                 "restart": true,
             });
             if let (Kind::Choice(choices), Some(obj)) = (s.kind, item.as_object_mut()) {
                 obj.insert("choices".into(), json!(choices));
+            }
+            if let (Kind::Share(max), Some(obj)) = (s.kind, item.as_object_mut()) {
+                obj.insert("max".into(), json!(max));
             }
             item
         })
@@ -265,9 +277,22 @@ fn text_of(setting: &Setting, value: &Value) -> Result<String, String> {
         (Kind::Time, _) => Err(format!("{key} must be a time HH:MM (00:00 to 23:59).")),
         // JSON is YAML: the config's own parser checks every model and price.
         (Kind::Prices, Value::Object(_)) => Ok(value.to_string()),
+        (Kind::Share(max), v) => match share_of(v) {
+            Some(n) if (0.0..=max).contains(&n) => Ok(n.to_string()),
+            _ => Err(format!("{key} must be a number from 0 to {max}.")),
+        },
         (Kind::Prices, _) => Err(format!(
             "{key} must be a table of models, each with its input and output prices."
         )),
+    }
+}
+
+/// A number, or a number written as text (a form field).
+fn share_of(value: &Value) -> Option<f64> {
+    match value {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
     }
 }
 
@@ -456,6 +481,37 @@ mod tests {
                 .unwrap_err()
                 .contains("table of models")
         );
+    }
+
+    #[test]
+    fn the_holdout_share_is_a_number_up_to_a_half_and_the_config_checks_it_too() {
+        let holdout = setting("learning.holdout");
+        assert_eq!(text_of(holdout, &json!(0.1)).unwrap(), "0.1");
+        assert_eq!(text_of(holdout, &json!(" 0.25 ")).unwrap(), "0.25");
+        for bad in [json!(0.6), json!(-0.1), json!("half"), json!(true)] {
+            assert!(
+                text_of(holdout, &bad)
+                    .unwrap_err()
+                    .contains("from 0 to 0.5"),
+                "{bad}"
+            );
+        }
+        let (_dir, paths, store) = home();
+        let staged = Staged::new(&paths).unwrap();
+        staged
+            .set_all(&store, &changes(&[("learning.holdout", "0.2")]))
+            .map_err(|_| "refused")
+            .unwrap();
+        assert!(staged.commit(&paths).unwrap());
+        assert_eq!(Config::load(&paths).unwrap().config.learning.holdout, 0.2);
+        // Past the form, the config itself refuses a share above a half.
+        let staged = Staged::new(&paths).unwrap();
+        let Err(Failure::Invalid(i)) =
+            staged.set_all(&store, &changes(&[("learning.holdout", "0.9")]))
+        else {
+            panic!("a holdout of 0.9 must be refused");
+        };
+        assert_eq!(i.field, "learning.holdout");
     }
 
     #[test]

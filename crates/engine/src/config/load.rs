@@ -132,6 +132,16 @@ fn validate(config: &Config) -> Result<(), (String, String)> {
             format!("must be between 1 and 20 (memories shown per turn), not {units}"),
         ));
     }
+    let holdout = config.learning.holdout;
+    if !(0.0..=super::MAX_HOLDOUT).contains(&holdout) {
+        return Err((
+            "learning.holdout".into(),
+            format!(
+                "must be between 0 and {} (the share of sessions served without MetaClaw's block), not {holdout}",
+                super::MAX_HOLDOUT
+            ),
+        ));
+    }
     if config.proxy.host.trim().is_empty() {
         return Err(("proxy.host".into(), "must not be empty".into()));
     }

@@ -6,6 +6,7 @@ mod de;
 mod edit;
 mod error;
 mod keys;
+mod learning;
 mod llm;
 mod load;
 mod memory;
@@ -26,6 +27,7 @@ pub use agents::{ClawType, DataPolicy, OpenRouterConfig, OpenRouterRoute, Wechat
 pub use edit::{SetOutcome, UnsetOutcome, get, set, show, unset};
 pub use error::ConfigError;
 pub use keys::{SECRET_KEYS, secret_account};
+pub use learning::{LearningConfig, MAX_HOLDOUT};
 pub use llm::{AuthMethod, Fallback, LlmApi, LlmConfig};
 pub use load::Loaded;
 pub use memory::{MemoryConfig, MemoryRetrieval};
@@ -91,6 +93,7 @@ pub struct Config {
     pub rl: RlConfig,
     pub opd: OpdConfig,
     pub scheduler: SchedulerConfig,
+    pub learning: LearningConfig,
     pub claw_type: ClawType,
     /// Legacy switch: `false` meant `claw_type: none`. Folded in on load.
     #[serde(skip_serializing, deserialize_with = "legacy_bool")]

@@ -113,6 +113,7 @@ mod tests {
             injected_memories: Vec::new(),
             injected_tokens: None,
             block_tokens: None,
+            held_out: false,
         }
     }
 

@@ -52,6 +52,7 @@ pub(super) fn new_turn(record: TurnRecord) -> NewTurn {
         injected_memories: figures.injected_memories,
         injected_tokens: Some(figures.injected_tokens),
         block_tokens: Some(figures.block_tokens),
+        held_out: figures.held_out,
     }
 }
 

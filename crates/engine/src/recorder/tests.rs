@@ -369,6 +369,7 @@ fn a_turns_figures_are_stored_with_it_and_the_upstreams_usage_wins() {
             cache_read_tokens: Some(448),
             cache_write_tokens: Some(30),
         }),
+        held_out: false,
     };
     sink.turn_finished(withheld);
     // A turn without figures of its own is not given another turn's.

@@ -101,6 +101,8 @@ async fn answer(learning: &Learning, turn: &LocalTurn<'_>) -> Result<Value, Stri
         instruction: turn.query.to_owned(),
         response_text: text.clone(),
         created_at_ms: now_ms(),
+        carried: turn.carried.to_vec(),
+        held_out: turn.held_out,
     };
     if let Err(e) = keep_sample(learning, sample, &follow_up) {
         tracing::warn!(error = %e, "could not store the training sample");

@@ -2,6 +2,7 @@
 
 pub mod context;
 pub mod fit;
+pub mod holdout;
 pub mod inbound;
 pub mod inject;
 pub mod normalize;

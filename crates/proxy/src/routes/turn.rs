@@ -7,7 +7,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 use tokio::time::Instant;
 
-use crate::pipeline::{context, fit, inbound, query, usage};
+use crate::pipeline::{context, fit, holdout, inbound, query, usage};
 use crate::relay::record::Draft;
 use crate::relay::{json, stream};
 use crate::seams::{Protocol, TurnType};
@@ -73,13 +73,21 @@ async fn turn(state: &SharedState, client: Protocol, headers: HeaderMap, body: B
     draft.skill_generation = state.injector.generation();
     let local_query = (meta.turn_type == TurnType::Main && state.local.is_some())
         .then(|| query::retrieval_query(&map));
+    // What the block carries, for the trained model's sample (skills and `memory:<id>`s).
+    let mut carried: Vec<String> = Vec::new();
+    draft.figures.held_out = meta.turn_type == TurnType::Main
+        && holdout::held_out(&meta.session_id, state.config.holdout);
     if meta.turn_type == TurnType::Main
+        && !draft.figures.held_out
         && let Some(injected) = context::inject(state, client, &meta, &model, &mut map).await
     {
         draft.injected_skills = injected.current.skill_names();
         draft.figures.injected_memories = injected.current.memory_ids();
         draft.figures.block_tokens = context::block_tokens(&injected.current);
         draft.figures.injected_tokens = injected.tokens;
+        if local_query.is_some() {
+            carried.clone_from(&injected.current.skills);
+        }
     }
     fit::apply(client, &mut map, state.config.context_window);
     if wants_stream {
@@ -102,6 +110,8 @@ async fn turn(state: &SharedState, client: Protocol, headers: HeaderMap, body: B
             // Always, so the turn is recorded with its tokens; the relay keeps the usage
             // chunk from a client that did not ask for it.
             include_usage: true,
+            carried: &carried,
+            held_out: draft.figures.held_out,
         };
         if let Some(answered) = upstream::local::answer(state, offer, &mut request).await {
             draft.overhead += answered.prep;

@@ -26,6 +26,8 @@ pub struct Offer<'a> {
     pub query: &'a str,
     pub stream: bool,
     pub include_usage: bool,
+    pub carried: &'a [String],
+    pub held_out: bool,
 }
 
 /// The trained model's answer as an upstream reply, or `None` when the turn must go upstream.
@@ -52,6 +54,8 @@ pub async fn answer(state: &AppState, offer: Offer<'_>, request: &mut Value) -> 
         skill_generation: offer.skill_generation,
         query: offer.query,
         body: &body,
+        carried: offer.carried,
+        held_out: offer.held_out,
     };
     let completion = match model.answer(turn).await {
         LocalAnswer::Reply(c) => c,

@@ -28,5 +28,6 @@ pub fn turn(session: &str, turn_type: &str, at_ms: i64) -> NewTurn {
         injected_memories: Vec::new(),
         injected_tokens: None,
         block_tokens: None,
+        held_out: false,
     }
 }
