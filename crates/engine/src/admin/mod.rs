@@ -3,6 +3,7 @@
 
 mod agents;
 mod cost;
+mod effect;
 mod events;
 mod learning;
 mod learning_usage;

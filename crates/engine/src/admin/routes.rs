@@ -82,6 +82,7 @@ pub fn router(state: Arc<AdminState>) -> Router {
         .merge(super::turn_usage::router())
         .merge(super::learning_usage::router())
         .merge(super::cost::router())
+        .merge(super::effect::router())
         .route_layer(middleware::from_fn_with_state(state.clone(), require_token))
         .with_state(state)
 }

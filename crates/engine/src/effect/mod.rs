@@ -4,3 +4,4 @@
 
 pub mod follow_up;
 pub mod label;
+pub mod report;
