@@ -398,6 +398,15 @@ def assert_a_new_conversation_gets_it(model, mc, first_session: str, ask_weather
     assert_preference_comes_back(weather[0]["body"], later)
 
 
+def assert_follow_ups_read_from_the_user(mc, say, answered: int):
+    """`say(text)` sends the user's next message in the conversation so far, in which the
+    user answered `answered` times without objecting. Each answer is labelled by the
+    user's next words inside the agent's envelope: they went on, then "No, …" corrects."""
+    say("No, that's wrong: keep it under fifty characters.")
+    base = mc.admin("GET", "/api/effect?days=1")["baseline"]
+    assert (base["labelled"], base["corrections"], base["repeats"]) == (answered, 1, 0), base
+
+
 def test_claude_code_over_several_turns(model):
     mc = start_metaclaw(model, "anthropic")
     home = Path(tempfile.mkdtemp(prefix="cc-home-"))
@@ -426,6 +435,7 @@ def test_claude_code_over_several_turns(model):
 
         calls = learn(mc, model, turns[0]["session_id"])
         assert_learning_reads_the_user(calls, ["use Celsius", "git commit message"], CLAUDE_ENVELOPES)
+        assert_follow_ups_read_from_the_user(mc, lambda text: run(claude + [text, "--continue"] + opts, env, work), 3)
 
         # A new conversation (no --continue): the preference is in its prompt.
         assert_a_new_conversation_gets_it(model, mc, turns[0]["session_id"], lambda: run(claude + [WEATHER] + opts, env, work))
@@ -494,6 +504,8 @@ def test_openclaw_tool_round_trip_and_learning(model, protocol):
         # reach each learning call once.
         for c in calls:
             assert c.count("suggest a git commit message for it") == 1, c[:3000]
+        # The tool round is the agent at work: only the user's own messages are labelled.
+        assert_follow_ups_read_from_the_user(mc, lambda text: run(oc + ["c1", "--message", text], env, home), 2)
 
         # A new conversation: the preference is in its prompt; no skill fits the weather.
         assert_a_new_conversation_gets_it(model, mc, turns[0]["session_id"], lambda: run(oc + ["c2", "--message", WEATHER], env, home))

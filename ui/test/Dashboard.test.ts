@@ -7,6 +7,7 @@ import { fakeApi, until } from './helpers';
 import { STATUS } from './setupData';
 import { learning } from './learningData';
 import { costReport } from './costData';
+import { effectReport, outcome } from './effectData';
 
 const T0 = 1_764_720_000_000;
 const series = (count: number) => ({
@@ -24,6 +25,7 @@ describe('Dashboard', () => {
     const api = fakeApi({
       'GET /api/stats/series': () => series(count),
       'GET /api/stats': () => costReport({ turns: count }),
+      'GET /api/effect': () => effectReport({ baseline: outcome({ turns: count, labelled: 0, corrections: 0, repeats: 0, correction_rate: null }) }),
       'GET /api/status': STATUS,
       'GET /api/scheduler': { state: 'waiting', gate_background_learning: true, running: true, pause_problem: null, text: { state: 'waiting for a window', next_window: '' } },
       'GET /api/learning': learning({ active: false, mode: 'skills_only', state: 'off' }),
@@ -50,6 +52,9 @@ describe('Dashboard', () => {
     await until(() => expect(loads('/api/status')).toBe(before.status + 1));
     expect(await screen.findByText(/^13 turns in the last 24 hours: /)).toBeTruthy();
     expect(loads('/api/stats')).toBe(before.cost + 1);
+    // The Effect panel follows the same events.
+    expect(await screen.findByText('13 main turns; the user has not followed up on any answer yet.')).toBeTruthy();
+    expect(screen.queryByRole('alert')).toBeNull();
 
     // A burst folds into at most one more reload.
     const mid = loads('/api/stats/series');

@@ -215,8 +215,9 @@ export async function admin(stack, method, path, body) {
   return text ? JSON.parse(text) : null;
 }
 
-/** One chat request as an agent would send it, with the proxy key. */
-export async function chat(stack, text, { session } = {}) {
+/** One chat request as an agent would send it, with the proxy key; `history` (earlier
+ *  messages of the conversation) comes before `text`, as the next turn of a session. */
+export async function chat(stack, text, { session, history = [] } = {}) {
   const r = await fetch(`${stack.base}/v1/chat/completions`, {
     method: 'POST',
     headers: {
@@ -224,7 +225,7 @@ export async function chat(stack, text, { session } = {}) {
       'Content-Type': 'application/json',
       ...(session ? { 'x-session-id': session } : {}),
     },
-    body: JSON.stringify({ model: 'any', messages: [{ role: 'user', content: text }] }),
+    body: JSON.stringify({ model: 'any', messages: [...history, { role: 'user', content: text }] }),
   });
   const body = await r.text();
   if (r.status !== 200) throw new Error(`chat through the proxy → ${r.status}: ${scrub(body).slice(0, 300)}`);

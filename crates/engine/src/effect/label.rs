@@ -69,13 +69,19 @@ fn previous_message(
         .find_map(|t| user_words(t).map(|w| (t.id, w))))
 }
 
-/// The user's own words when the turn's newest message is theirs; `None` for a tool round
-/// or a request that cannot be read.
+/// The user's own words when they spoke since the assistant's last message; `None` for a
+/// tool round (the assistant's call and its result came after them) or a request that
+/// cannot be read. Agents may put their own messages after the user's (Claude Code's
+/// environment reminder): those do not make it a tool round.
 fn user_words(turn: &LabelTurn) -> Option<String> {
     let body: Map<String, Value> = serde_json::from_str(&turn.request_json).ok()?;
-    let count = body.get("messages")?.as_array()?.len();
+    let messages = body.get("messages")?.as_array()?;
     let newest = metaclaw_wire::reader::newest_user_turn(&body)?;
-    (newest.index + 1 == count).then_some(newest.words)
+    let answered = messages
+        .iter()
+        .skip(newest.index + 1)
+        .any(|m| m.get("role").and_then(Value::as_str) == Some("assistant"));
+    (!answered).then_some(newest.words)
 }
 
 #[cfg(test)]
@@ -157,5 +163,23 @@ mod tests {
         assert_eq!(label_of(&store, ids[3]).as_deref(), Some("continues"));
         assert_eq!(label_of(&store, more[0]), None);
         assert_eq!(label_new_turns(&mut store, 10).unwrap(), 0, "nothing new");
+    }
+
+    #[test]
+    fn an_agent_message_after_the_users_words_is_not_a_tool_round() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("m.db")).unwrap();
+        // Claude Code's first request: the user's words, then its environment reminder.
+        let words = user("From now on, use Celsius.");
+        let reminder = user("<system-reminder>\n# Environment\nPrimary working directory: /tmp\n</system-reminder>");
+        let answer = json!({"role": "assistant", "content": "Noted."});
+        let ids = store
+            .insert_turns(&[
+                turn("c", json!([words, reminder])),
+                turn("c", json!([words, reminder, answer, user("No, Fahrenheit.")])),
+            ])
+            .unwrap();
+        assert_eq!(label_new_turns(&mut store, 10).unwrap(), 1);
+        assert_eq!(label_of(&store, ids[0]).as_deref(), Some("correction"));
     }
 }
