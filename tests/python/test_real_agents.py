@@ -400,11 +400,12 @@ def assert_a_new_conversation_gets_it(model, mc, first_session: str, ask_weather
 
 def assert_follow_ups_read_from_the_user(mc, say, answered: int):
     """`say(text)` sends the user's next message in the conversation so far, in which the
-    user answered `answered` times without objecting. Each answer is labelled by the
-    user's next words inside the agent's envelope: they went on, then "No, …" corrects."""
+    user answered `answered` times without objecting, once with "thanks, that helps". Each
+    answer is labelled by the user's next words inside the agent's envelope: they went on or
+    thanked, then "No, …" corrects."""
     say("No, that's wrong: keep it under fifty characters.")
     base = mc.admin("GET", "/api/effect?days=1")["baseline"]
-    assert (base["labelled"], base["corrections"], base["repeats"]) == (answered, 1, 0), base
+    assert (base["labelled"], base["corrections"], base["repeats"], base["thanks"]) == (answered, 1, 0, 1), base
 
 
 def test_claude_code_over_several_turns(model):

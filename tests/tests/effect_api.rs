@@ -173,6 +173,10 @@ async fn a_skill_followed_by_corrections_is_flagged_and_a_memory_is_counted() {
         "the first message of each conversation"
     );
     assert_eq!(base["corrections"], 21, "{base}");
+    assert_eq!(
+        base["thanks"], 0,
+        "the poem's follow-up goes on without a word of thanks"
+    );
 
     // Every skill that came with the debugging question was followed by a correction each
     // time; the poem's turns (with or without a skill) never were.

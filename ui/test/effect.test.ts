@@ -36,6 +36,10 @@ describe('effect', () => {
       'Injected once in the last 7 days (1 block token); 12% of the answers that followed were corrected or asked again (3 of 25), against 5% without it. 1 of those turns failed.',
     );
     expect(itemSentence(item({ turns: 2_500 }), 1)).toMatch(/^Injected 2,500 times in the last day /);
+    // The user's explicit word that it worked, when there is any.
+    expect(itemSentence(item({ thanks: 7, thanks_rate: 0.28 }))).toBe(
+      'Injected 42 times in the last 30 days (3,100 block tokens); 12% of the answers that followed were corrected or asked again (3 of 25), against 5% without it. The user said it worked after 7.',
+    );
   });
 
   it('says when no answer has followed yet instead of a rate', () => {

@@ -19,6 +19,8 @@ pub struct Outcome {
     pub labelled: u64,
     pub corrections: u64,
     pub repeats: u64,
+    /// The user said it worked ("thanks", "perfect").
+    pub thanks: u64,
     /// Turns that failed (an error status).
     pub errors: u64,
     /// Turns whose training sample the judge scored (modes `rl` and `madmax`), and the mean.
@@ -48,6 +50,7 @@ const COUNTS: &str = "COUNT(*), COALESCE(SUM(t.block_tokens), 0),
      COALESCE(SUM(t.follow_up IS NOT NULL), 0),
      COALESCE(SUM(t.follow_up = 'correction'), 0),
      COALESCE(SUM(t.follow_up = 'repeat'), 0),
+     COALESCE(SUM(t.follow_up = 'thanks'), 0),
      COALESCE(SUM(t.status >= 400), 0)";
 
 const JUDGED: &str = "COUNT(*), AVG(s.reward)";
@@ -59,7 +62,8 @@ fn outcome(row: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Outcome> {
         labelled: row.get(at + 2)?,
         corrections: row.get(at + 3)?,
         repeats: row.get(at + 4)?,
-        errors: row.get(at + 5)?,
+        thanks: row.get(at + 5)?,
+        errors: row.get(at + 6)?,
         judged: 0,
         mean_reward: None,
     })
@@ -252,7 +256,7 @@ mod tests {
             &mut store,
             &[
                 (ids[0], "correction"),
-                (ids[1], "continues"),
+                (ids[1], "thanks"),
                 (ids[3], "repeat"),
             ],
         );
@@ -270,6 +274,7 @@ mod tests {
                 labelled: 2,
                 corrections: 1,
                 repeats: 0,
+                thanks: 1,
                 errors: 0,
                 judged: 2,
                 mean_reward: Some(0.5),

@@ -1,5 +1,5 @@
 //! Schema v8: what followed each turn the user wrote (`effect::follow_up` in the engine): a
-//! correction, the same request again, or the conversation going on. Labelled after the
+//! correction, the same request again, thanks, or the conversation going on. Labelled after the
 //! fact, off the request path, in id order behind a mark in `state`. Also which turns and
 //! training samples were held out from MetaClaw's block (`learning.holdout`), and which
 //! skills and memories a sample's turn carried, so judge scores can be compared the same way.

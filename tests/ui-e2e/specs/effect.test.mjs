@@ -84,6 +84,9 @@ test('a skill followed by corrections is flagged, disabled and restored; the das
   assert.ok(served.sessions > 0 && heldOut.sessions > 0, JSON.stringify(report.holdout));
   assert.equal(served.sessions + heldOut.sessions, asked + 2 * WANTED);
   assert.equal(heldOut.block_tokens, 0, 'held-out turns carry no block');
+  // "Thanks, and what about Germany?" is the user's word that the answer worked.
+  assert.equal(report.baseline.thanks, 2 * WANTED);
+  assert.equal(served.thanks + heldOut.thanks, 2 * WANTED);
 
   const { page, step } = await openUi(browser, stack, 'effect');
   await step('open the Skills screen', async () => {
@@ -161,7 +164,8 @@ test('a skill followed by corrections is flagged, disabled and restored; the das
     assert.deepEqual(heldRow.slice(0, 3), [heldOut.sessions, heldOut.turns, heldOut.labelled].map(String));
     assert.ok(Number(withRow[0]) > 0 && Number(heldRow[0]) > 0, `${withRow} / ${heldRow}`);
     assert.match(heldRow[3], /^\d+ \(\d+%\)$/);
-    assert.equal(withRow[5], '—', 'no judge in skills_only mode');
+    assert.equal(withRow[4], `${served.thanks} (${pct(served.thanks_rate)})`);
+    assert.equal(withRow[6], '—', 'no judge in skills_only mode');
     const said = report.holdout.verdict ?? /no comparison is claimed yet\.$/;
     await panel.getByText(said).waitFor();
     await panel.getByText(new RegExp(`^${report.baseline.turns} main turns; \\d+% of the answers the user followed up on were corrected or asked again \\(\\d+ of ${report.baseline.labelled}\\)\\.$`)).waitFor();

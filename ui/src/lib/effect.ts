@@ -17,10 +17,14 @@ export interface Outcome {
   corrections: number;
   /** Of `labelled`: the user asked the same again. */
   repeats: number;
+  /** Of `labelled`: the user said it worked ("thanks", "perfect"). */
+  thanks: number;
   /** Turns that failed (status >= 400). */
   errors: number;
   /** (corrections + repeats) / labelled; null when nothing is labelled. */
   correction_rate: number | null;
+  /** thanks / labelled; null when nothing is labelled. */
+  thanks_rate: number | null;
   /** Turns with a judge score (rl and madmax modes only). */
   judged: number;
   mean_reward: number | null;
@@ -83,6 +87,11 @@ export function correctedCell(o: Outcome): string {
   return `${count(o.corrections + o.repeats)} (${rateText(o.correction_rate)})`;
 }
 
+/** "5 (20%)": the answers the user said worked, with their rate, for a table cell. */
+export function thanksCell(o: Outcome): string {
+  return `${count(o.thanks)} (${rateText(o.thanks_rate)})`;
+}
+
 /** The mean judge score, or "—" when no turn was judged. */
 export function judgeCell(o: Outcome): string {
   return o.mean_reward === null ? '—' : o.mean_reward.toFixed(2);
@@ -111,7 +120,8 @@ export function itemSentence(e: ItemEffect, days = EFFECT_DAYS): string {
   if (e.labelled === 0) return `${head}; no answer followed yet.${failed}`;
   const against = e.without_rate === null ? '' : `, against ${rateText(e.without_rate)} without it`;
   const counts = `${count(e.corrections + e.repeats)} of ${count(e.labelled)}`;
-  return `${head}; ${rateText(e.correction_rate)} of the answers that followed were corrected or asked again (${counts})${against}.${failed}`;
+  const thanked = e.thanks > 0 ? ` The user said it worked after ${count(e.thanks)}.` : '';
+  return `${head}; ${rateText(e.correction_rate)} of the answers that followed were corrected or asked again (${counts})${against}.${thanked}${failed}`;
 }
 
 /** The sentence for an item that no turn of the window carried. */

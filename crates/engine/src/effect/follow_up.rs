@@ -1,6 +1,7 @@
 //! What the user's next message says about the answer before it: a correction ("no, I
-//! meant …", "that's wrong"), the same request again (the answer did not do it), or simply
-//! the conversation going on. Read from the user's own words (`wire::reader`), never the
+//! meant …", "that's wrong"), the same request again (the answer did not do it), thanks
+//! (the user's explicit word that it worked: agents have no thumbs-up button, people say
+//! so), or simply the conversation going on. Read from the user's own words (`wire::reader`), never the
 //! agent's envelope: a stamp or a reminder must not make every message look alike.
 //!
 //! A heuristic, in the open: it errs towards "continues", so a rate of corrections is a
@@ -15,6 +16,8 @@ pub enum FollowUp {
     Correction,
     /// The user asked for the same thing again.
     Repeat,
+    /// The user said it worked ("thanks", "perfect", "that worked").
+    Thanks,
     /// Anything else: the conversation went on.
     Continues,
 }
@@ -24,6 +27,7 @@ impl FollowUp {
         match self {
             FollowUp::Correction => "correction",
             FollowUp::Repeat => "repeat",
+            FollowUp::Thanks => "thanks",
             FollowUp::Continues => "continues",
         }
     }
@@ -85,6 +89,35 @@ const ANYWHERE: &[&str] = &[
     "you ignored",
 ];
 
+/// Openings that say the answer did it.
+const THANKS: &[&str] = &[
+    "thanks",
+    "thank you",
+    "thx",
+    "ty",
+    "perfect",
+    "great",
+    "awesome",
+    "excellent",
+    "nice",
+    "that works",
+    "that worked",
+    "this works",
+    "it works",
+    "works now",
+    "works great",
+    "exactly",
+    "👍",
+    "谢谢",
+    "完美",
+];
+
+/// Words that take the thanks back ("thanks, but it still fails"), as [`words`] splits
+/// them ("doesn't" is "doesn" and "t").
+const BUT: &[&str] = &[
+    "but", "however", "still", "wrong", "doesn", "didn", "isn", "not",
+];
+
 /// Longer messages are new instructions that may mention an old mistake in passing.
 const SHORT: usize = 400;
 
@@ -104,6 +137,9 @@ pub fn follow_up(previous: &str, next: &str) -> FollowUp {
         return FollowUp::Correction;
     }
     let (a, b) = (words(previous), words(next));
+    if THANKS.iter().any(|o| opens_with(&next_lower, o)) && !BUT.iter().any(|w| b.contains(*w)) {
+        return FollowUp::Thanks;
+    }
     if b.len() >= 3 && !a.is_empty() {
         let shared = a.intersection(&b).count() as f64;
         let all = a.union(&b).count() as f64;
@@ -185,6 +221,29 @@ mod tests {
             "Context. ".repeat(60)
         );
         assert_eq!(follow_up("Summarise it", &long), FollowUp::Continues);
+    }
+
+    #[test]
+    fn thanks_is_read_from_the_opening_words_unless_taken_back() {
+        for next in [
+            "Thanks, that helps",
+            "thank you! Now add a README",
+            "Perfect.",
+            "That worked, next step?",
+            "👍",
+            "谢谢",
+        ] {
+            assert_eq!(follow_up("Fix the build", next), FollowUp::Thanks, "{next}");
+        }
+        for next in [
+            "Thanks, but it still fails",
+            "Great, however the tests are red",
+            "Nice try, that's not it",
+            "Tyre pressure next",
+            "Greater detail please",
+        ] {
+            assert_ne!(follow_up("Fix the build", next), FollowUp::Thanks, "{next}");
+        }
     }
 
     #[test]

@@ -171,12 +171,17 @@ mod tests {
         let mut store = Store::open(&dir.path().join("m.db")).unwrap();
         // Claude Code's first request: the user's words, then its environment reminder.
         let words = user("From now on, use Celsius.");
-        let reminder = user("<system-reminder>\n# Environment\nPrimary working directory: /tmp\n</system-reminder>");
+        let reminder = user(
+            "<system-reminder>\n# Environment\nPrimary working directory: /tmp\n</system-reminder>",
+        );
         let answer = json!({"role": "assistant", "content": "Noted."});
         let ids = store
             .insert_turns(&[
                 turn("c", json!([words, reminder])),
-                turn("c", json!([words, reminder, answer, user("No, Fahrenheit.")])),
+                turn(
+                    "c",
+                    json!([words, reminder, answer, user("No, Fahrenheit.")]),
+                ),
             ])
             .unwrap();
         assert_eq!(label_new_turns(&mut store, 10).unwrap(), 1);

@@ -18,12 +18,15 @@ pub struct Figures {
     pub outcome: Outcome,
     /// (corrections + repeats) / labelled; `None` before any turn was followed up.
     pub correction_rate: Option<f64>,
+    /// thanks / labelled: the user's explicit word that the answer worked.
+    pub thanks_rate: Option<f64>,
 }
 
 impl Figures {
     fn of(outcome: Outcome) -> Figures {
         Figures {
             correction_rate: rate(bad(&outcome), outcome.labelled),
+            thanks_rate: rate(outcome.thanks, outcome.labelled),
             outcome,
         }
     }
@@ -174,6 +177,11 @@ fn verdict(arms: &HoldoutArms) -> Option<String> {
     } else {
         "The difference is within chance so far."
     };
+    let thanks = format!(
+        " The user said it worked after {} of the answers with them and {} held out.",
+        percent(with.thanks, with.labelled),
+        percent(without.thanks, without.labelled),
+    );
     let judge = match (with.mean_reward, without.mean_reward) {
         (Some(x), Some(y)) if with.judged >= MIN_SAMPLE && without.judged >= MIN_SAMPLE => {
             format!(
@@ -183,7 +191,7 @@ fn verdict(arms: &HoldoutArms) -> Option<String> {
         }
         _ => String::new(),
     };
-    Some(format!("{rates} {conclusion}{judge}"))
+    Some(format!("{rates} {conclusion}{thanks}{judge}"))
 }
 
 /// The two-proportion z-score that `a/n` is above `b/m`; `None` when it cannot be told
@@ -253,14 +261,16 @@ mod tests {
     }
 
     #[test]
-    fn repeats_count_with_corrections() {
+    fn repeats_count_with_corrections_thanks_apart() {
         let o = Outcome {
             labelled: 10,
             corrections: 1,
             repeats: 2,
+            thanks: 5,
             ..Outcome::default()
         };
-        assert_eq!(Figures::of(o).correction_rate, Some(0.3));
+        assert_eq!(Figures::of(o.clone()).correction_rate, Some(0.3));
+        assert_eq!(Figures::of(o).thanks_rate, Some(0.5));
         assert_eq!(Figures::of(Outcome::default()).correction_rate, None);
     }
 
