@@ -110,6 +110,16 @@ impl Chat {
     /// Sends the user's `text`; returns the request as forwarded upstream.
     async fn say(&mut self, d: &Daemon, text: &str) -> String {
         self.messages.push(json!({"role": "user", "content": text}));
+        self.send(d).await
+    }
+
+    /// Sends the last request again, as an agent does after an error or a timeout.
+    async fn retry(&mut self, d: &Daemon) -> String {
+        self.messages.pop();
+        self.send(d).await
+    }
+
+    async fn send(&mut self, d: &Daemon) -> String {
         let r = reqwest::Client::new()
             .post(format!("http://127.0.0.1:{}/v1/chat/completions", d.port))
             .bearer_auth(PROXY_KEY)
@@ -151,6 +161,12 @@ async fn a_skill_followed_by_corrections_is_flagged_and_a_memory_is_counted() {
     assert_eq!(empty["holdout"]["share"], 0.0);
     assert_eq!(empty["holdout"]["verdict"], Value::Null);
     assert_eq!(empty["min_sample"], 20);
+    for days in ["0", "93", "x"] {
+        let (s, v) = d
+            .admin(Method::GET, &format!("/api/effect?days={days}"))
+            .await;
+        assert_eq!(s, 400, "days={days}: {v}");
+    }
 
     // 21 conversations where the debugging answer is corrected, 21 where the poem is liked.
     for i in 0..21 {
@@ -213,6 +229,17 @@ async fn a_skill_followed_by_corrections_is_flagged_and_a_memory_is_counted() {
     assert!(memory["turns"].as_u64().unwrap() >= 21, "{memory}");
     assert!(memory["flag"].is_null(), "memories are never flagged");
     assert!(!memory["item"].as_str().unwrap().starts_with("memory:"));
+
+    // An agent's retry is not the user speaking: counted apart, and the user's next words
+    // label the resent turn.
+    let mut chat = Chat::new("retried");
+    chat.say(&d, DEBUG).await;
+    chat.retry(&d).await;
+    chat.say(&d, "Thanks, that fixed it.").await;
+    let base = &d.effect().await["baseline"];
+    assert_eq!(base["retries"], 1, "{base}");
+    assert_eq!(base["thanks"], 1, "{base}");
+    assert_eq!(base["labelled"], 43, "{base}");
 
     // A flagged skill disabled from the flag is no longer injected; undone, it is again.
     // (The forwarded request is JSON text: the block's newlines are escaped in it.)

@@ -20,11 +20,11 @@ describe('EffectPanel', () => {
 
     const table = screen.getByRole('table', { name: 'With and without MetaClaw' });
     expect([...table.querySelectorAll('thead th')].map((th) => th.textContent)).toEqual([
-      'Group', 'Sessions', 'Turns', 'Labelled', 'Corrected or repeated (rate)', 'Said it worked (rate)', 'Errors', 'Judge score',
+      'Group', 'Sessions', 'Turns', 'Labelled', 'Corrected or repeated (rate)', 'Said it worked (rate)', 'Errors / retries', 'Judge score',
     ]);
     expect(rows(table)).toEqual([
-      ['With MetaClaw', '40', '330', '200', '16 (8%)', '50 (25%)', '1', '—'],
-      ['Held out', '9', '82', '50', '7 (14%)', '0 (0%)', '1', '0.43'],
+      ['With MetaClaw', '40', '330', '200', '16 (8%)', '50 (25%)', '1 / 0', '—'],
+      ['Held out', '9', '82', '50', '7 (14%)', '0 (0%)', '1 / 2', '0.43'],
     ]);
     expect(screen.getByRole('rowheader', { name: 'Held out' })).toBeTruthy();
   });

@@ -48,6 +48,10 @@ describe('effect', () => {
     expect(itemSentence({ ...waiting, errors: 3 })).toBe(
       'Injected 42 times in the last 30 days (3,100 block tokens); no answer followed yet. 3 of those turns failed.',
     );
+    expect(itemSentence({ ...waiting, errors: 1, retries: 1 })).toBe(
+      'Injected 42 times in the last 30 days (3,100 block tokens); no answer followed yet. 1 of those turns failed. The agent sent one again.',
+    );
+    expect(itemSentence({ ...waiting, retries: 4 })).toMatch(/followed yet\. The agent sent 4 again\.$/);
     expect(notInjected()).toBe('Not injected in the last 30 days.');
     expect(notInjected(1)).toBe('Not injected in the last day.');
   });

@@ -11,6 +11,7 @@ export function outcome(over: Partial<Outcome> = {}): Outcome {
     corrections: 15,
     repeats: 5,
     thanks: 0,
+    retries: 0,
     errors: 2,
     correction_rate: 0.08,
     thanks_rate: 0,
@@ -40,7 +41,7 @@ export function holdout(over: Partial<Holdout> = {}): Holdout {
   return {
     share: 0.2,
     with: arm({ sessions: 40, turns: 330, labelled: 200, corrections: 12, repeats: 4, thanks: 50, thanks_rate: 0.25, errors: 1, correction_rate: 0.08 }),
-    without: arm({ sessions: 9, turns: 82, labelled: 50, corrections: 6, repeats: 1, errors: 1, correction_rate: 0.14, judged: 3, mean_reward: 0.4251 }),
+    without: arm({ sessions: 9, turns: 82, labelled: 50, corrections: 6, repeats: 1, retries: 2, errors: 1, correction_rate: 0.14, judged: 3, mean_reward: 0.4251 }),
     verdict: 'Held-out turns were corrected or asked again more often (14% against 8%).',
     ...over,
   };

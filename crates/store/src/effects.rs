@@ -15,12 +15,15 @@ pub struct Outcome {
     pub turns: u64,
     /// The estimated tokens of the block these turns carried (shared with what else it held).
     pub block_tokens: u64,
-    /// Turns already followed by the user's next message, and how.
+    /// Turns already followed by the user's next message, and how (an agent's retry is not
+    /// the user answering: it is counted in `retries`, not here).
     pub labelled: u64,
     pub corrections: u64,
     pub repeats: u64,
     /// The user said it worked ("thanks", "perfect").
     pub thanks: u64,
+    /// Turns the agent sent again unchanged (a retry after an error or a timeout).
+    pub retries: u64,
     /// Turns that failed (an error status).
     pub errors: u64,
     /// Turns whose training sample the judge scored (modes `rl` and `madmax`), and the mean.
@@ -47,10 +50,11 @@ pub struct HoldoutArms {
 }
 
 const COUNTS: &str = "COUNT(*), COALESCE(SUM(t.block_tokens), 0),
-     COALESCE(SUM(t.follow_up IS NOT NULL), 0),
+     COALESCE(SUM(t.follow_up IS NOT NULL AND t.follow_up != 'retry'), 0),
      COALESCE(SUM(t.follow_up = 'correction'), 0),
      COALESCE(SUM(t.follow_up = 'repeat'), 0),
      COALESCE(SUM(t.follow_up = 'thanks'), 0),
+     COALESCE(SUM(t.follow_up = 'retry'), 0),
      COALESCE(SUM(t.status >= 400), 0)";
 
 const JUDGED: &str = "COUNT(*), AVG(s.reward)";
@@ -63,7 +67,8 @@ fn outcome(row: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Outcome> {
         corrections: row.get(at + 3)?,
         repeats: row.get(at + 4)?,
         thanks: row.get(at + 5)?,
-        errors: row.get(at + 6)?,
+        retries: row.get(at + 6)?,
+        errors: row.get(at + 7)?,
         judged: 0,
         mean_reward: None,
     })
@@ -257,6 +262,7 @@ mod tests {
             &[
                 (ids[0], "correction"),
                 (ids[1], "thanks"),
+                (ids[2], "retry"),
                 (ids[3], "repeat"),
             ],
         );
@@ -275,6 +281,7 @@ mod tests {
                 corrections: 1,
                 repeats: 0,
                 thanks: 1,
+                retries: 0,
                 errors: 0,
                 judged: 2,
                 mean_reward: Some(0.5),
@@ -291,9 +298,10 @@ mod tests {
                 all.labelled,
                 all.corrections,
                 all.repeats,
+                all.retries,
                 all.errors
             ),
-            (4, 3, 1, 1, 1)
+            (4, 3, 1, 1, 1, 1)
         );
         assert_eq!(all.judged, 3);
         assert!(

@@ -19,6 +19,8 @@ export interface Outcome {
   repeats: number;
   /** Of `labelled`: the user said it worked ("thanks", "perfect"). */
   thanks: number;
+  /** Turns the agent sent again unchanged (a retry after an error or a timeout). */
+  retries: number;
   /** Turns that failed (status >= 400). */
   errors: number;
   /** (corrections + repeats) / labelled; null when nothing is labelled. */
@@ -92,6 +94,11 @@ export function thanksCell(o: Outcome): string {
   return `${count(o.thanks)} (${rateText(o.thanks_rate)})`;
 }
 
+/** "2 / 1": failed turns and the agent's retries, for a table cell. */
+export function troubleCell(o: Outcome): string {
+  return `${count(o.errors)} / ${count(o.retries)}`;
+}
+
 /** The mean judge score, or "—" when no turn was judged. */
 export function judgeCell(o: Outcome): string {
   return o.mean_reward === null ? '—' : o.mean_reward.toFixed(2);
@@ -116,7 +123,9 @@ export function usedText(e: ItemEffect): string {
  *  followed were corrected or asked again (3 of 25), against 5% without it." */
 export function itemSentence(e: ItemEffect, days = EFFECT_DAYS): string {
   const head = `Injected ${times(e.turns)} in ${lastDays(days)} (${plural(e.block_tokens, 'block token', 'block tokens')})`;
-  const failed = e.errors > 0 ? ` ${count(e.errors)} of those turns failed.` : '';
+  const failed =
+    (e.errors > 0 ? ` ${count(e.errors)} of those turns failed.` : '') +
+    (e.retries > 0 ? ` The agent sent ${e.retries === 1 ? 'one' : count(e.retries)} again.` : '');
   if (e.labelled === 0) return `${head}; no answer followed yet.${failed}`;
   const against = e.without_rate === null ? '' : `, against ${rateText(e.without_rate)} without it`;
   const counts = `${count(e.corrections + e.repeats)} of ${count(e.labelled)}`;

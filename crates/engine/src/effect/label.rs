@@ -2,7 +2,10 @@
 //!
 //! Only turns whose newest message is the user's own words count: a tool round in between
 //! is the agent at work, not the user answering. Turn k of a session is labelled when the
-//! user's next message (turn k+1) arrives; the newest one waits for its successor.
+//! user's next message (turn k+1) arrives; the newest one waits for its successor. The same
+//! message sent again at the same place (an agent's retry after an error or a timeout) is
+//! not the user speaking: the earlier turn is labelled `retry`, and the user's next message
+//! labels the resent one.
 
 use std::collections::HashMap;
 
@@ -17,6 +20,15 @@ const MARK: &str = "effect.labelled_through";
 const PAGE: usize = 500;
 /// Earlier turns of a session searched for its previous message from the user.
 const LOOK_BACK: usize = 50;
+/// The label of a turn whose message was sent again unchanged.
+const RETRY: &str = "retry";
+
+/// The user's newest message in a request: where it is and what it says.
+#[derive(Debug, PartialEq, Eq)]
+struct Said {
+    index: usize,
+    words: String,
+}
 
 /// Labels the turns recorded since the last call, at most `pages` pages; returns how many
 /// turns were labelled. Blocking (SQLite).
@@ -25,7 +37,7 @@ pub fn label_new_turns(store: &mut Store, pages: usize) -> Result<usize, StoreEr
         .state_get(MARK)?
         .and_then(|v| v.parse::<i64>().ok())
         .map_or(TurnId(0), TurnId);
-    let mut latest: HashMap<String, (TurnId, String)> = HashMap::new();
+    let mut latest: HashMap<String, (TurnId, Said)> = HashMap::new();
     let mut labelled = 0;
     for _ in 0..pages {
         let page = store.main_turns_after(mark, PAGE)?;
@@ -34,7 +46,7 @@ pub fn label_new_turns(store: &mut Store, pages: usize) -> Result<usize, StoreEr
         };
         let mut labels: Vec<(TurnId, &'static str)> = Vec::new();
         for turn in &page {
-            let Some(words) = user_words(turn) else {
+            let Some(said) = user_words(turn) else {
                 continue;
             };
             let previous = match latest.remove(&turn.session_id) {
@@ -42,9 +54,14 @@ pub fn label_new_turns(store: &mut Store, pages: usize) -> Result<usize, StoreEr
                 None => previous_message(store, &turn.session_id, turn.id)?,
             };
             if let Some((id, before)) = previous {
-                labels.push((id, follow_up(&before, &words).as_str()));
+                let label = if before == said {
+                    RETRY
+                } else {
+                    follow_up(&before.words, &said.words).as_str()
+                };
+                labels.push((id, label));
             }
-            latest.insert(turn.session_id.clone(), (turn.id, words));
+            latest.insert(turn.session_id.clone(), (turn.id, said));
         }
         labelled += labels.len();
         store.set_follow_ups(&labels)?;
@@ -62,7 +79,7 @@ fn previous_message(
     store: &Store,
     session: &str,
     before: TurnId,
-) -> Result<Option<(TurnId, String)>, StoreError> {
+) -> Result<Option<(TurnId, Said)>, StoreError> {
     Ok(store
         .main_turns_before(session, before, LOOK_BACK)?
         .iter()
@@ -73,7 +90,7 @@ fn previous_message(
 /// tool round (the assistant's call and its result came after them) or a request that
 /// cannot be read. Agents may put their own messages after the user's (Claude Code's
 /// environment reminder): those do not make it a tool round.
-fn user_words(turn: &LabelTurn) -> Option<String> {
+fn user_words(turn: &LabelTurn) -> Option<Said> {
     let body: Map<String, Value> = serde_json::from_str(&turn.request_json).ok()?;
     let messages = body.get("messages")?.as_array()?;
     let newest = metaclaw_wire::reader::newest_user_turn(&body)?;
@@ -81,7 +98,10 @@ fn user_words(turn: &LabelTurn) -> Option<String> {
         .iter()
         .skip(newest.index + 1)
         .any(|m| m.get("role").and_then(Value::as_str) == Some("assistant"));
-    (!answered).then_some(newest.words)
+    (!answered).then_some(Said {
+        index: newest.index,
+        words: newest.words,
+    })
 }
 
 #[cfg(test)]
@@ -163,6 +183,28 @@ mod tests {
         assert_eq!(label_of(&store, ids[3]).as_deref(), Some("continues"));
         assert_eq!(label_of(&store, more[0]), None);
         assert_eq!(label_new_turns(&mut store, 10).unwrap(), 0, "nothing new");
+    }
+
+    #[test]
+    fn the_same_message_sent_again_is_a_retry_the_same_words_later_a_repeat() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("m.db")).unwrap();
+        let ask = user("Convert data.csv to JSON please");
+        let answer = json!({"role": "assistant", "content": "Done."});
+        let ids = store
+            .insert_turns(&[
+                turn("r", json!([ask])),
+                // The agent's retry: the same request again.
+                turn("r", json!([ask])),
+                // The user asks the same again after the answer.
+                turn("r", json!([ask, answer, ask])),
+                turn("r", json!([ask, answer, ask, answer, user("Thanks!")])),
+            ])
+            .unwrap();
+        assert_eq!(label_new_turns(&mut store, 10).unwrap(), 3);
+        assert_eq!(label_of(&store, ids[0]).as_deref(), Some("retry"));
+        assert_eq!(label_of(&store, ids[1]).as_deref(), Some("repeat"));
+        assert_eq!(label_of(&store, ids[2]).as_deref(), Some("thanks"));
     }
 
     #[test]

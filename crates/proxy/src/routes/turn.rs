@@ -75,7 +75,9 @@ async fn turn(state: &SharedState, client: Protocol, headers: HeaderMap, body: B
         .then(|| query::retrieval_query(&map));
     // What the block carries, for the trained model's sample (skills and `memory:<id>`s).
     let mut carried: Vec<String> = Vec::new();
+    // Only where there is something to hold out: with skills and memory off, no arm exists.
     draft.figures.held_out = meta.turn_type == TurnType::Main
+        && state.injector.active()
         && holdout::held_out(&meta.session_id, state.config.holdout);
     if meta.turn_type == TurnType::Main
         && !draft.figures.held_out
