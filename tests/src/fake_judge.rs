@@ -141,6 +141,9 @@ async fn chat(State(shared): State<Arc<Shared>>, Json(body): Json<Value>) -> Res
         "model": body["model"],
         "choices": [{"index": 0, "finish_reason": "stop",
                      "message": {"role": "assistant", "content": text}}],
+        // As a provider reports it: the prompt's length in four-character tokens.
+        "usage": {"prompt_tokens": body["messages"].to_string().len() / 4,
+                  "completion_tokens": text.len() / 4},
     }))
     .into_response()
 }
@@ -167,6 +170,7 @@ async fn completions(State(shared): State<Arc<Shared>>, Json(body): Json<Value>)
         "model": body["model"],
         "choices": [{"index": 0, "text": "", "finish_reason": "length",
                      "logprobs": {"token_logprobs": logprobs}}],
+        "usage": {"prompt_tokens": tokens.len(), "completion_tokens": 0},
     }))
     .into_response()
 }

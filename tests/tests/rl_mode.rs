@@ -289,6 +289,7 @@ async fn serves_samples_trains_and_swaps_to_the_new_weights() {
         reqs.iter().any(|r| r.1.to_string().contains(FOLLOW_UP))
     })
     .await;
+    assert_judge_calls_counted(&d).await;
 
     // The trainer sent exactly what was sampled, never re-tokenised.
     let fb = d.tinker.requests_to("/api/v1/forward_backward");
@@ -1050,5 +1051,51 @@ async fn distillation_adds_the_teachers_per_token_penalty_to_the_step() {
             penalties.iter().any(|p| p.abs() > 1e-6),
             "the penalty is not zero everywhere: {penalties:?}"
         );
+    }
+}
+
+/// Every judge call is counted with learning's costs, with the tokens its answer reported.
+async fn assert_judge_calls_counted(d: &RlDaemon) {
+    let http = reqwest::Client::new();
+    let admin = |method: reqwest::Method, path: &str| {
+        http.request(method, d.url(path))
+            .bearer_auth(d.admin_token())
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        admin(reqwest::Method::POST, "/api/recorder/flush")
+            .send()
+            .await
+            .unwrap();
+        let v: Value = admin(reqwest::Method::GET, "/api/learning/usage?days=1")
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let asked = d.judge.requests();
+        let row = v["days"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["purpose"] == "judge")
+            .cloned();
+        if let Some(row) = row.filter(|r| r["calls"].as_u64() == Some(asked.len() as u64)) {
+            let tokens: u64 = asked
+                .iter()
+                .map(|(_, body)| body["messages"].to_string().len() as u64 / 4)
+                .sum();
+            assert_eq!(row["failed"], 0, "{row}");
+            assert_eq!(row["input_tokens"], tokens, "{row}");
+            assert!(row["output_tokens"].as_u64().unwrap() > 0, "{row}");
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} judge calls, counted: {v}",
+            asked.len()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
 }

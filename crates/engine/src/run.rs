@@ -158,7 +158,14 @@ impl Engine {
             .await
             .map_err(|e| EngineError::Task(e.to_string()))??
         };
-        let learning_models = models.by_purpose();
+        let mut learning_models = models.by_purpose();
+        if let Some(rl) = &rl_settings {
+            let judged = rl.judge.as_ref().map(|j| ("judge", &j.model));
+            let taught = rl.teacher.as_ref().map(|t| ("distillation", &t.model));
+            for (purpose, model) in judged.into_iter().chain(taught) {
+                learning_models.insert(purpose.to_owned(), model.clone());
+            }
+        }
         if proxy_config.upstreams.is_empty() {
             tracing::warn!(
                 "no LLM provider configured: requests will get a 503 until `metaclaw config set llm.api_base <url>` (and llm.api_key) and a restart"

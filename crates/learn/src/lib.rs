@@ -86,6 +86,7 @@ pub use reply::{ParsedReply, ToolCall, parse_reply};
 pub use retry::RetryPolicy;
 pub use rl::advantage::{KlPenalty, build_datum, normalize_rewards};
 pub use rl::judge::{Judge, JudgeConfig, JudgeReport, Verdict};
+pub use rl::observe::CallObserver;
 pub use rl::samples::SampleStore;
 pub use rl::slot::SamplerSlot;
 pub use rl::teacher::{Teacher, TeacherConfig, TeacherReport};

@@ -12,8 +12,8 @@ use common::{fake, fast_policy, tinker};
 use metaclaw_e2e::fake_judge::{FakeJudge, teacher_logprob};
 use metaclaw_e2e::fake_tinker::FakeTinkerOptions;
 use metaclaw_learn::{
-    Backend, SampleStore, SamplerSlot, SamplerSource, SamplingParams, StepOutcome, StepRequest,
-    Teacher, TeacherConfig, Trainer, TrainerConfig,
+    Backend, CallObserver, SampleStore, SamplerSlot, SamplerSource, SamplingParams, StepOutcome,
+    StepRequest, Teacher, TeacherConfig, Trainer, TrainerConfig,
 };
 use metaclaw_store::NewSample;
 
@@ -31,11 +31,31 @@ fn teacher(fake: &FakeJudge) -> Teacher {
 async fn teacher_scores_the_exact_completion_tokens() {
     let fake = FakeJudge::start().await.unwrap();
     fake.push_fault(503, 1);
-    let lps = teacher(&fake)
+    // Every call is told to the observer: the failed one without an answer.
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let observed = Teacher::new(TeacherConfig {
+        base_url: fake.base_url(),
+        model: "teacher".into(),
+        retry_delay: Duration::from_millis(5),
+        on_call: Some(CallObserver::new(move |answer| {
+            log.lock()
+                .unwrap()
+                .push(answer.map(|a| a["usage"]["prompt_tokens"].clone()));
+        })),
+        ..TeacherConfig::default()
+    })
+    .unwrap();
+    let lps = observed
         .logprobs(&[7, 8, 9], &[4, 6], &[-0.1, -0.2])
         .await
         .unwrap();
     assert_eq!(lps, vec![teacher_logprob(4), teacher_logprob(6)]);
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [None, Some(serde_json::json!(5))],
+        "the 503, then the answer with its usage"
+    );
     let reqs = fake.requests();
     assert_eq!(reqs.len(), 2);
     let body = &reqs[1].1;

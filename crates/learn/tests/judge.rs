@@ -2,11 +2,13 @@
 //! fake judge (votes, evidence in the prompt, retries, holds and later retries).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use metaclaw_e2e::fake_judge::FakeJudge;
 use metaclaw_learn::rl::verdict::{majority, parse_score, sanitize};
-use metaclaw_learn::{Judge, JudgeConfig, SampleStore};
+use metaclaw_learn::{CallObserver, Judge, JudgeConfig, SampleStore};
 use metaclaw_store::{JudgeState, NewSample};
 
 #[test]
@@ -106,8 +108,22 @@ async fn votes_are_counted_and_the_evidence_is_shown() {
     ] {
         fake.push_reply(reply);
     }
-    let judge = Judge::new(config(&fake)).unwrap();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counted = calls.clone();
+    let judge = Judge::new(JudgeConfig {
+        on_call: Some(CallObserver::new(move |answer| {
+            assert!(answer.is_some_and(|a| a["usage"]["prompt_tokens"].is_u64()));
+            counted.fetch_add(1, Ordering::Relaxed);
+        })),
+        ..config(&fake)
+    })
+    .unwrap();
     let report = judge.judge_pending(&store, 0, 10).await.unwrap();
+    assert_eq!(
+        calls.load(Ordering::Relaxed),
+        6,
+        "each vote is one call, told once"
+    );
     assert_eq!((report.scored, report.held), (2, 0));
     let reward = |id| store.get(id).unwrap().unwrap().reward();
     assert_eq!(reward(a), Some(-1.0));

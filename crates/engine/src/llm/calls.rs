@@ -27,6 +27,8 @@ pub enum Purpose {
     Extraction,
     Embeddings,
     Judge,
+    /// On-policy distillation's teacher scoring the trained model's tokens.
+    Distillation,
     Other,
 }
 
@@ -37,6 +39,7 @@ impl Purpose {
             Purpose::Extraction => "extraction",
             Purpose::Embeddings => "embeddings",
             Purpose::Judge => "judge",
+            Purpose::Distillation => "distillation",
             Purpose::Other => "other",
         }
     }

@@ -5,10 +5,12 @@ use std::path::PathBuf;
 
 use metaclaw_learn::tokenizer::ModelSource;
 use metaclaw_learn::{
-    AdamParams, BackendSettings, JudgeConfig, LossConfig, LossFn, TeacherConfig, TrainerConfig,
+    AdamParams, BackendSettings, CallObserver, JudgeConfig, LossConfig, LossFn, TeacherConfig,
+    TrainerConfig,
 };
 
 use crate::config::{self, Config, Mode, RlBackend};
+use crate::llm::calls::{self, Purpose, Usage};
 use crate::paths::Paths;
 use crate::secrets::{SecretError, SecretStore};
 
@@ -98,6 +100,7 @@ pub fn resolve(
             votes: u32::try_from(rl.prm_m).unwrap_or(u32::MAX),
             temperature: rl.prm_temperature as f32,
             max_tokens: rl.prm_max_new_tokens,
+            on_call: Some(counted(Purpose::Judge)),
             ..JudgeConfig::default()
         })
     });
@@ -108,6 +111,7 @@ pub fn resolve(
             base_url: opd.teacher_url.trim().to_string(),
             model: opd.teacher_model.clone(),
             api_key: key(TEACHER_KEY)?,
+            on_call: Some(counted(Purpose::Distillation)),
             ..TeacherConfig::default()
         })
     } else {
@@ -165,6 +169,18 @@ pub fn model_source() -> ModelSource {
     }
     source.token = std::env::var("HF_TOKEN").ok().and_then(|t| non_empty(&t));
     source
+}
+
+/// Counts each call of the judge or the teacher with learning's other calls, with the
+/// tokens its answer reports.
+fn counted(purpose: Purpose) -> CallObserver {
+    CallObserver::new(move |answer| {
+        calls::record(
+            purpose,
+            answer.is_some(),
+            answer.map(Usage::of).unwrap_or_default(),
+        );
+    })
 }
 
 fn non_empty(s: &str) -> Option<String> {

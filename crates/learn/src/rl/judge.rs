@@ -12,6 +12,7 @@ use metaclaw_store::SampleRow;
 use serde_json::{Value, json};
 
 use crate::error::LearnError;
+use crate::rl::observe::CallObserver;
 use crate::rl::samples::SampleStore;
 use crate::rl::verdict::{majority, parse_score, sanitize};
 
@@ -41,6 +42,8 @@ pub struct JudgeConfig {
     pub hold_delay: Duration,
     pub max_hold: Duration,
     pub request_timeout: Duration,
+    /// Told of every call, for learning's costs.
+    pub on_call: Option<CallObserver>,
 }
 
 impl Default for JudgeConfig {
@@ -57,6 +60,7 @@ impl Default for JudgeConfig {
             hold_delay: Duration::from_secs(30),
             max_hold: Duration::from_secs(3600),
             request_timeout: Duration::from_secs(120),
+            on_call: None,
         }
     }
 }
@@ -204,6 +208,15 @@ impl Judge {
     }
 
     async fn request(&self, messages: &Value) -> Result<String, LearnError> {
+        let answer = self.answer(messages).await;
+        CallObserver::call(&self.config.on_call, answer.as_ref().ok());
+        Ok(answer?["choices"][0]["message"]["content"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned())
+    }
+
+    async fn answer(&self, messages: &Value) -> Result<Value, LearnError> {
         let url = format!(
             "{}/chat/completions",
             self.config.base_url.trim_end_matches('/')
@@ -230,14 +243,9 @@ impl Judge {
                 transient,
             ));
         }
-        let reply: Value = resp
-            .json()
+        resp.json()
             .await
-            .map_err(|e| service_error(format!("unreadable reply: {}", e.without_url()), true))?;
-        Ok(reply["choices"][0]["message"]["content"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned())
+            .map_err(|e| service_error(format!("unreadable reply: {}", e.without_url()), true))
     }
 }
 

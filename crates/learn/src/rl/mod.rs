@@ -3,6 +3,7 @@
 
 pub mod advantage;
 pub mod judge;
+pub mod observe;
 pub mod samples;
 pub mod slot;
 mod stop;

@@ -12,6 +12,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::error::LearnError;
+use crate::rl::observe::CallObserver;
 use crate::rl::samples::SampleStore;
 
 #[derive(Debug, Clone)]
@@ -24,6 +25,8 @@ pub struct TeacherConfig {
     pub max_retries: u32,
     pub retry_delay: Duration,
     pub request_timeout: Duration,
+    /// Told of every call, for learning's costs.
+    pub on_call: Option<CallObserver>,
 }
 
 impl Default for TeacherConfig {
@@ -35,6 +38,7 @@ impl Default for TeacherConfig {
             max_retries: 3,
             retry_delay: Duration::from_millis(500),
             request_timeout: Duration::from_secs(120),
+            on_call: None,
         }
     }
 }
@@ -128,7 +132,9 @@ impl Teacher {
     async fn request(&self, tokens: &[u32]) -> Result<Value, LearnError> {
         let mut attempt = 0;
         loop {
-            match self.request_once(tokens).await {
+            let answer = self.request_once(tokens).await;
+            CallObserver::call(&self.config.on_call, answer.as_ref().ok());
+            match answer {
                 Err(e) if e.is_transient() && attempt < self.config.max_retries => {
                     let wait = self.config.retry_delay.saturating_mul(1 << attempt.min(16));
                     tokio::time::sleep(wait).await;
