@@ -140,6 +140,81 @@ pub async fn start_proxy_to(
     Ok(proxy)
 }
 
+/// A running LiteLLM proxy (the peer the benchmark compares with) and its config directory.
+pub struct LiteLlm {
+    pub guard: ChildGuard,
+    pub addr: SocketAddr,
+    /// Removed on drop, after the guard (field order) has killed the process.
+    dir: tempfile::TempDir,
+}
+
+impl LiteLlm {
+    pub fn log_tail(&self) -> String {
+        log_tail(&self.dir.path().join("litellm.log"))
+    }
+}
+
+/// Starts `litellm` (its proxy CLI, from PyPI) with one worker in front of the same upstream,
+/// serving `fake-model` to clients that present `master_key` (LiteLLM wants it to start
+/// with `sk-`).
+pub async fn start_litellm(
+    exe: &Path,
+    upstream: SocketAddr,
+    upstream_key: &str,
+    master_key: &str,
+    ready_within: Duration,
+) -> Result<LiteLlm> {
+    let dir = tempfile::tempdir()?;
+    let config = format!(
+        "model_list:\n  - model_name: fake-model\n    litellm_params:\n      model: openai/fake-model\n      api_base: http://{upstream}/v1\n      api_key: {upstream_key}\ngeneral_settings:\n  master_key: {master_key}\nlitellm_settings:\n  telemetry: false\n"
+    );
+    let config_path = dir.path().join("litellm.yaml");
+    std::fs::write(&config_path, config)?;
+    let log = std::fs::File::create(dir.path().join("litellm.log"))?;
+    let port = free_port()?;
+    let child = Command::new(exe)
+        .arg("--config")
+        .arg(&config_path)
+        .args([
+            "--host",
+            "127.0.0.1",
+            "--port",
+            &port.to_string(),
+            "--num_workers",
+            "1",
+        ])
+        .env("LITELLM_LOG", "ERROR")
+        .env("LITELLM_TELEMETRY", "False")
+        .env("NO_DOCS", "True")
+        .stdin(Stdio::null())
+        .stdout(log.try_clone()?)
+        .stderr(log)
+        .kill_on_drop(true)
+        .spawn()
+        .with_context(|| format!("starting {}", exe.display()))?;
+    let mut peer = LiteLlm {
+        guard: ChildGuard::new(child, "litellm"),
+        addr: SocketAddr::from(([127, 0, 0, 1], port)),
+        dir,
+    };
+    let deadline = Instant::now() + ready_within;
+    loop {
+        if let Err(e) = peer.guard.check_alive() {
+            bail!("{e:#}\n--- litellm log (tail) ---\n{}", peer.log_tail());
+        }
+        if let Ok((200, _)) = client::get(peer.addr, "/health/liveliness").await {
+            return Ok(peer);
+        }
+        if Instant::now() >= deadline {
+            bail!(
+                "litellm not ready within {ready_within:?}\n--- litellm log (tail) ---\n{}",
+                peer.log_tail()
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
 /// Polls `/healthz` until it answers 200 `{"ok":true}`.
 async fn wait_healthy(proxy: &mut Proxy, within: Duration) -> Result<()> {
     let deadline = Instant::now() + within;

@@ -63,6 +63,9 @@ pub struct Report {
     pub phases: Vec<PhaseStats>,
     pub added_non_stream: Option<Added>,
     pub added_stream: Option<Added>,
+    /// What LiteLLM's proxy adds over the same upstream, in the same run (`--litellm`).
+    pub litellm_non_stream: Option<Added>,
+    pub litellm_stream: Option<Added>,
     pub skills: Option<SkillsCompare>,
     pub proxy_rss_idle_kib: Option<u64>,
     pub proxy_rss_peak_kib: Option<u64>,
@@ -124,14 +127,16 @@ impl Report {
             );
         }
         out.push('\n');
-        for (kind, added) in [
-            ("non-stream", &self.added_non_stream),
-            ("stream", &self.added_stream),
+        for (who, kind, added) in [
+            ("MetaClaw", "non-stream", &self.added_non_stream),
+            ("MetaClaw", "stream", &self.added_stream),
+            ("LiteLLM", "non-stream", &self.litellm_non_stream),
+            ("LiteLLM", "stream", &self.litellm_stream),
         ] {
             let Some(a) = added else { continue };
             let _ = writeln!(
                 out,
-                "added by proxy, {kind}: latency p50 {:+.3} ms, p99 {:+.3} ms; TTFT p50 {} ms, p99 {} ms; throughput ratio {:.2}",
+                "added by {who}, {kind}: latency p50 {:+.3} ms, p99 {:+.3} ms; TTFT p50 {} ms, p99 {} ms; throughput ratio {:.2}",
                 a.latency_p50_ms,
                 a.latency_p99_ms,
                 opt(a.ttft_p50_ms, true),

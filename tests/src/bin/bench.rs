@@ -24,6 +24,7 @@ use metaclaw_e2e::bench::stats::PhaseStats;
 
 const UPSTREAM_KEY: &str = "sk-bench-upstream";
 const PROXY_KEY: &str = "mc-bench-proxy";
+const LITELLM_KEY: &str = "sk-bench-litellm";
 
 #[derive(Parser, Debug)]
 #[command(about = "Benchmark the MetaClaw proxy against the fake upstream, all on 127.0.0.1")]
@@ -68,6 +69,10 @@ struct Args {
     /// Only load the fake directly (no proxy): checks the generator itself.
     #[arg(long)]
     direct_only: bool,
+    /// LiteLLM's proxy CLI (`litellm`, from PyPI): also measured, one worker in front of
+    /// the same fake, in the same alternating rounds (`scripts/bench.sh` installs it).
+    #[arg(long)]
+    litellm: Option<PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -146,6 +151,20 @@ async fn run(args: &Args) -> Result<Report> {
                 .context("the proxy did not start")?,
         )
     };
+    let litellm = match &args.litellm {
+        Some(exe) => Some(
+            procs::start_litellm(
+                exe,
+                fake_addr,
+                UPSTREAM_KEY,
+                LITELLM_KEY,
+                Duration::from_secs(180),
+            )
+            .await
+            .context("LiteLLM did not start")?,
+        ),
+        None => None,
+    };
     let proxy_pid = proxy.as_ref().and_then(|p| p.guard.pid());
     let idle_rss = proxy_pid.and_then(procs::rss_kib);
 
@@ -166,6 +185,9 @@ async fn run(args: &Args) -> Result<Report> {
         if let Some(p) = &proxy {
             targets.push(("proxy", target(p.addr, PROXY_KEY, stream)));
         }
+        if let Some(l) = &litellm {
+            targets.push(("LiteLLM", target(l.addr, LITELLM_KEY, stream)));
+        }
         for (name, t) in targets {
             let mut conn = Conn::open(t.addr).await?;
             conn.call(&t)
@@ -177,37 +199,47 @@ async fn run(args: &Args) -> Result<Report> {
     let peak = proxy_pid.map(|pid| PeakRss::start(pid, Duration::from_millis(100)));
     let mut phases = Vec::new();
     let mut added = [None, None];
+    let mut peer_added = [None, None];
     for (i, stream) in [false, true].into_iter().enumerate() {
         let kind = if stream { "stream" } else { "non-stream" };
-        let direct_t = target(fake_addr, UPSTREAM_KEY, stream);
-        let proxied_t = proxy.as_ref().map(|p| target(p.addr, PROXY_KEY, stream));
-        let mut direct = RoundResult::default();
-        let mut proxied = RoundResult::default();
+        // Direct first in the list; every target is measured in each round, in an order
+        // that rotates so none always follows another's warm caches.
+        let mut targets = vec![(
+            format!("{kind} direct"),
+            target(fake_addr, UPSTREAM_KEY, stream),
+        )];
+        let proxied_at = proxy.as_ref().map(|p| {
+            targets.push((format!("{kind} proxied"), target(p.addr, PROXY_KEY, stream)));
+            targets.len() - 1
+        });
+        let peer_at = litellm.as_ref().map(|l| {
+            targets.push((
+                format!("{kind} LiteLLM"),
+                target(l.addr, LITELLM_KEY, stream),
+            ));
+            targets.len() - 1
+        });
+        let mut results: Vec<RoundResult> =
+            targets.iter().map(|_| RoundResult::default()).collect();
         for round in 0..args.rounds {
-            // Alternate who goes first so neither side always follows the other's warm caches.
-            let mut order = vec![(&direct_t, &mut direct)];
-            if let Some(t) = &proxied_t {
-                order.push((t, &mut proxied));
-            }
-            if round % 2 == 1 {
-                order.reverse();
-            }
-            for (t, acc) in order {
-                let warm = run_round(t, args.concurrency, warmup, args.rate).await?;
+            let mut order: Vec<usize> = (0..targets.len()).collect();
+            order.rotate_left(round % targets.len());
+            for t in order {
+                let acc = &mut results[t];
+                let warm = run_round(&targets[t].1, args.concurrency, warmup, args.rate).await?;
                 acc.errors += warm.errors;
                 acc.first_error = acc.first_error.take().or(warm.first_error);
-                acc.absorb(run_round(t, args.concurrency, per_round, args.rate).await?);
+                acc.absorb(run_round(&targets[t].1, args.concurrency, per_round, args.rate).await?);
             }
         }
-        let d = PhaseStats::new(&format!("{kind} direct"), direct);
-        if proxied_t.is_some() {
-            let p = PhaseStats::new(&format!("{kind} proxied"), proxied);
-            added[i] = Some(Added::between(&d, &p));
-            phases.push(d);
-            phases.push(p);
-        } else {
-            phases.push(d);
-        }
+        let stats: Vec<PhaseStats> = targets
+            .iter()
+            .zip(results)
+            .map(|((name, _), r)| PhaseStats::new(name, r))
+            .collect();
+        added[i] = proxied_at.map(|p| Added::between(&stats[0], &stats[p]));
+        peer_added[i] = peer_at.map(|p| Added::between(&stats[0], &stats[p]));
+        phases.extend(stats);
     }
     let skills = match (&proxy, args.skills) {
         (Some(on), true) => {
@@ -264,6 +296,7 @@ async fn run(args: &Args) -> Result<Report> {
         None => None,
     };
     let [added_non_stream, added_stream] = added;
+    let [litellm_non_stream, litellm_stream] = peer_added;
     Ok(Report {
         settings: Settings {
             concurrency: args.concurrency,
@@ -275,6 +308,8 @@ async fn run(args: &Args) -> Result<Report> {
         phases,
         added_non_stream,
         added_stream,
+        litellm_non_stream,
+        litellm_stream,
         skills,
         proxy_rss_idle_kib: idle_rss,
         proxy_rss_peak_kib: peak_rss,
