@@ -195,29 +195,13 @@ mod tests {
         NewTurn {
             session_id: session.into(),
             turn_type: "main".into(),
-            scope: "default".into(),
-            client_protocol: "openai".into(),
-            upstream_protocol: "openai".into(),
-            upstream: "primary".into(),
-            model: "m".into(),
             request_json: "{}".into(),
-            reply_json: None,
-            status,
-            error: None,
-            input_tokens: None,
-            output_tokens: None,
-            cache_read_tokens: None,
-            cache_write_tokens: None,
-            overhead_ms: 0.0,
-            ttft_ms: None,
-            total_ms: 1.0,
             created_at_ms: 1,
-            skill_generation: 0,
             injected_skills: skills.iter().map(|s| (*s).to_owned()).collect(),
             injected_memories: memories.iter().map(|s| (*s).to_owned()).collect(),
-            injected_tokens: None,
             block_tokens: Some(100),
-            held_out: false,
+            status,
+            ..NewTurn::default()
         }
     }
 

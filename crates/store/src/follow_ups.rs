@@ -103,29 +103,10 @@ mod tests {
         NewTurn {
             session_id: session.into(),
             turn_type: kind.into(),
-            scope: "default".into(),
-            client_protocol: "openai".into(),
-            upstream_protocol: "openai".into(),
-            upstream: "primary".into(),
-            model: "m".into(),
             request_json: format!(r#"{{"messages":[{{"role":"user","content":"{text}"}}]}}"#),
-            reply_json: None,
             status: 200,
-            error: None,
-            input_tokens: None,
-            output_tokens: None,
-            cache_read_tokens: None,
-            cache_write_tokens: None,
-            overhead_ms: 0.0,
-            ttft_ms: None,
-            total_ms: 1.0,
             created_at_ms: 1,
-            skill_generation: 0,
-            injected_skills: Vec::new(),
-            injected_memories: Vec::new(),
-            injected_tokens: None,
-            block_tokens: None,
-            held_out: false,
+            ..NewTurn::default()
         }
     }
 

@@ -26,7 +26,7 @@ pub struct TurnRange {
 pub struct TurnId(pub i64);
 
 /// A finished turn ready to be stored. `turn_index` is assigned by the store.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct NewTurn {
     pub session_id: String,
     /// `main` or `side`; anything else is rejected by the schema.
