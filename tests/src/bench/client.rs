@@ -18,12 +18,15 @@ use tokio::net::TcpStream;
 pub const OVERHEAD_HEADER: &str = "x-metaclaw-overhead-ms";
 
 /// What one request measured.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Sample {
     /// Until the whole response body was read.
     pub latency: Duration,
     /// Until the first body bytes containing `data:` (streaming only).
     pub ttft: Option<Duration>,
+    /// Between one body frame and the next after the first `data:` (streaming only): a
+    /// proxy that held chunks back would show here.
+    pub gaps: Vec<Duration>,
     pub overhead_ms: Option<f64>,
 }
 
@@ -36,7 +39,29 @@ pub enum Workload {
     /// questions that match built-in skills: retrieval, rendering, injection and the
     /// remembered block's write on every request — the most skills can cost.
     NewConversations,
+    /// As `NewConversations`, each question naming one of a few dozen services, so the
+    /// memory search of a large library sees varied terms (`bench --library`).
+    LibraryQuestions,
 }
+
+/// Services a library question names (the seeded library's own).
+const SERVICES: &[&str] = &[
+    "billing",
+    "checkout",
+    "search",
+    "auth",
+    "gateway",
+    "ledger",
+    "notifier",
+    "scheduler",
+    "exporter",
+    "reporting",
+    "inventory",
+    "payments",
+    "invoices",
+    "webhooks",
+    "mailer",
+];
 
 /// Questions an agent's user might ask, most of them matching a built-in skill.
 pub const QUESTIONS: &[&str] = &[
@@ -92,17 +117,21 @@ impl Target {
             .header(header::AUTHORIZATION, format!("Bearer {}", self.bearer))
             .header(header::CONTENT_TYPE, "application/json");
         let (builder, question) = match self.workload {
-            Workload::Hello => (builder, "Say hello in one short sentence."),
-            Workload::NewConversations => {
+            Workload::Hello => (builder, "Say hello in one short sentence.".to_owned()),
+            Workload::NewConversations | Workload::LibraryQuestions => {
                 let n = CONVERSATIONS.fetch_add(1, Ordering::Relaxed);
-                let question = QUESTIONS[(n % QUESTIONS.len() as u64) as usize];
+                let mut question = QUESTIONS[(n % QUESTIONS.len() as u64) as usize].to_owned();
+                if self.workload == Workload::LibraryQuestions {
+                    let service = SERVICES[(n / 7 % SERVICES.len() as u64) as usize];
+                    question.push_str(&format!(" It is for the {service} service."));
+                }
                 (
                     builder.header("x-session-id", format!("bench-{n}")),
                     question,
                 )
             }
         };
-        Ok(builder.body(Full::new(Bytes::from(self.body(question))))?)
+        Ok(builder.body(Full::new(Bytes::from(self.body(&question))))?)
     }
 }
 
@@ -149,15 +178,23 @@ impl Conn {
         let mut head: Vec<u8> = Vec::new();
         let mut tail: Vec<u8> = Vec::new();
         let mut total = 0usize;
+        let mut gaps = Vec::new();
+        let mut last_frame: Option<Instant> = None;
         while let Some(frame) = body.frame().await {
             let Ok(data) = frame?.into_data() else {
                 continue;
             };
             total += data.len();
+            if let Some(last) = last_frame {
+                let now = Instant::now();
+                gaps.push(now - last);
+                last_frame = Some(now);
+            }
             if stream && ttft.is_none() {
                 head.extend_from_slice(&data[..data.len().min(64)]);
                 if contains(&head, b"data:") {
                     ttft = Some(start.elapsed());
+                    last_frame = Some(Instant::now());
                 }
             }
             tail.extend_from_slice(&data[data.len().saturating_sub(32)..]);
@@ -178,6 +215,7 @@ impl Conn {
         Ok(Sample {
             latency,
             ttft,
+            gaps,
             overhead_ms,
         })
     }

@@ -6,6 +6,7 @@ pub mod client;
 pub mod conversation;
 pub mod entry;
 pub mod learning;
+pub mod library;
 pub mod load;
 pub mod procs;
 pub mod report;

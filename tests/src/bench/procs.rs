@@ -47,8 +47,18 @@ impl Drop for ChildGuard {
 /// Starts `fake-upstream --fast` and reads the port it printed. Its stdin stays a pipe owned
 /// by the guard, so the fake also exits if the bench dies without running destructors.
 pub async fn start_fake(exe: &Path, api_key: &str) -> Result<(ChildGuard, SocketAddr)> {
+    start_fake_with(exe, api_key, &[]).await
+}
+
+/// `start_fake` with more arguments (e.g. `--chunk-gap-ms 2`).
+pub async fn start_fake_with(
+    exe: &Path,
+    api_key: &str,
+    extra: &[&str],
+) -> Result<(ChildGuard, SocketAddr)> {
     let mut child = Command::new(exe)
         .args(["--port", "0", "--fast", "--api-key", api_key])
+        .args(extra)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -102,7 +112,17 @@ pub async fn start_proxy_to(
     api: &str,
     ready_within: Duration,
 ) -> Result<Proxy> {
-    let home = tempfile::tempdir()?;
+    start_proxy_in(tempfile::tempdir()?, spec, api, ready_within).await
+}
+
+/// Starts the proxy with `home` as its `METACLAW_HOME`, which may already hold skills and a
+/// database (the library benchmark seeds them first).
+pub async fn start_proxy_in(
+    home: tempfile::TempDir,
+    spec: &ProxySpec<'_>,
+    api: &str,
+    ready_within: Duration,
+) -> Result<Proxy> {
     let base = match api {
         "anthropic" => format!("http://{}", spec.upstream),
         _ => format!("http://{}/v1", spec.upstream),

@@ -4,7 +4,7 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
-use super::stats::PhaseStats;
+use super::stats::{Percentiles, PhaseStats};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Settings {
@@ -21,22 +21,27 @@ pub struct Added {
     pub latency_p99_ms: f64,
     pub ttft_p50_ms: Option<f64>,
     pub ttft_p99_ms: Option<f64>,
+    /// Added to the pauses between a stream's chunks.
+    pub gap_p50_ms: Option<f64>,
+    pub gap_p99_ms: Option<f64>,
     /// Proxied throughput over direct throughput.
     pub throughput_ratio: f64,
 }
 
 impl Added {
     pub fn between(direct: &PhaseStats, proxied: &PhaseStats) -> Self {
-        let ttft =
-            |f: fn(&super::stats::Percentiles) -> f64| match (&direct.ttft_ms, &proxied.ttft_ms) {
-                (Some(d), Some(p)) => Some(f(p) - f(d)),
-                _ => None,
-            };
+        let diff = |d: Option<Percentiles>, p: Option<Percentiles>, f: fn(&Percentiles) -> f64| {
+            Some(f(&p?) - f(&d?))
+        };
+        let (ttft_d, ttft_p) = (direct.ttft_ms, proxied.ttft_ms);
+        let (gap_d, gap_p) = (direct.gap_ms, proxied.gap_ms);
         Self {
             latency_p50_ms: proxied.latency_ms.p50 - direct.latency_ms.p50,
             latency_p99_ms: proxied.latency_ms.p99 - direct.latency_ms.p99,
-            ttft_p50_ms: ttft(|p| p.p50),
-            ttft_p99_ms: ttft(|p| p.p99),
+            ttft_p50_ms: diff(ttft_d, ttft_p, |p| p.p50),
+            ttft_p99_ms: diff(ttft_d, ttft_p, |p| p.p99),
+            gap_p50_ms: diff(gap_d, gap_p, |p| p.p50),
+            gap_p99_ms: diff(gap_d, gap_p, |p| p.p99),
             throughput_ratio: if direct.throughput_rps > 0.0 {
                 proxied.throughput_rps / direct.throughput_rps
             } else {
@@ -57,6 +62,18 @@ pub struct SkillsCompare {
     pub overhead_on_ms: Option<f64>,
 }
 
+/// New questions through a MetaClaw holding a large library, against the direct baseline.
+#[derive(Debug, Clone, Serialize)]
+pub struct LibraryCompare {
+    pub skills: usize,
+    pub memories: usize,
+    /// How long writing the library took (before the proxy started).
+    pub seed_seconds: f64,
+    pub added: Added,
+    /// Mean `x-metaclaw-overhead-ms`.
+    pub overhead_ms: Option<f64>,
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
     pub settings: Settings,
@@ -67,6 +84,9 @@ pub struct Report {
     pub litellm_non_stream: Option<Added>,
     pub litellm_stream: Option<Added>,
     pub skills: Option<SkillsCompare>,
+    pub library: Option<LibraryCompare>,
+    /// What the proxy adds to streams whose chunks come apart (`--chunk-gap-ms`).
+    pub gaps: Option<Added>,
     pub proxy_rss_idle_kib: Option<u64>,
     pub proxy_rss_peak_kib: Option<u64>,
     pub total_errors: u64,
@@ -136,11 +156,13 @@ impl Report {
             let Some(a) = added else { continue };
             let _ = writeln!(
                 out,
-                "added by {who}, {kind}: latency p50 {:+.3} ms, p99 {:+.3} ms; TTFT p50 {} ms, p99 {} ms; throughput ratio {:.2}",
+                "added by {who}, {kind}: latency p50 {:+.3} ms, p99 {:+.3} ms; TTFT p50 {} ms, p99 {} ms; chunk gap p50 {} ms, p99 {} ms; throughput ratio {:.2}",
                 a.latency_p50_ms,
                 a.latency_p99_ms,
                 opt(a.ttft_p50_ms, true),
                 opt(a.ttft_p99_ms, true),
+                opt(a.gap_p50_ms, true),
+                opt(a.gap_p99_ms, true),
                 a.throughput_ratio,
             );
         }
@@ -158,6 +180,29 @@ impl Report {
                     opt(overhead, false),
                 );
             }
+        }
+        if let Some(l) = &self.library {
+            let _ = writeln!(
+                out,
+                "new questions, {} skills and {} memories (seeded in {:.0} s): added latency p50 {:+.3} ms, p99 {:+.3} ms; throughput ratio {:.2}; MetaClaw's own time {} ms",
+                l.skills,
+                l.memories,
+                l.seed_seconds,
+                l.added.latency_p50_ms,
+                l.added.latency_p99_ms,
+                l.added.throughput_ratio,
+                opt(l.overhead_ms, false),
+            );
+        }
+        if let Some(g) = &self.gaps {
+            let _ = writeln!(
+                out,
+                "streams with paused chunks: added TTFT p50 {} ms, p99 {} ms; added chunk gap p50 {} ms, p99 {} ms",
+                opt(g.ttft_p50_ms, true),
+                opt(g.ttft_p99_ms, true),
+                opt(g.gap_p50_ms, true),
+                opt(g.gap_p99_ms, true),
+            );
         }
         let _ = writeln!(
             out,

@@ -49,6 +49,8 @@ pub struct PhaseStats {
     pub throughput_rps: f64,
     pub latency_ms: Percentiles,
     pub ttft_ms: Option<Percentiles>,
+    /// Pauses between a stream's chunks after the first (streaming only).
+    pub gap_ms: Option<Percentiles>,
     /// Mean of `x-metaclaw-overhead-ms` over the responses that carried it.
     pub overhead_ms_mean: Option<f64>,
     pub overhead_samples: usize,
@@ -58,6 +60,11 @@ impl PhaseStats {
     pub fn new(name: &str, r: RoundResult) -> Self {
         let latencies: Vec<Duration> = r.samples.iter().map(|s| s.latency).collect();
         let ttfts: Vec<Duration> = r.samples.iter().filter_map(|s| s.ttft).collect();
+        let gaps: Vec<Duration> = r
+            .samples
+            .iter()
+            .flat_map(|s| s.gaps.iter().copied())
+            .collect();
         let overheads: Vec<f64> = r
             .samples
             .iter()
@@ -76,6 +83,7 @@ impl PhaseStats {
             },
             latency_ms: Percentiles::of(latencies).unwrap_or_default(),
             ttft_ms: Percentiles::of(ttfts),
+            gap_ms: Percentiles::of(gaps),
             overhead_ms_mean: (!overheads.is_empty())
                 .then(|| overheads.iter().sum::<f64>() / overheads.len() as f64),
             overhead_samples: overheads.len(),

@@ -16,9 +16,10 @@ use anyhow::{Context, Result, bail};
 use clap::Parser;
 use metaclaw_e2e::bench::client::{Conn, Target, Workload};
 use metaclaw_e2e::bench::entry;
+use metaclaw_e2e::bench::library;
 use metaclaw_e2e::bench::load::{RoundResult, run_round};
 use metaclaw_e2e::bench::procs::{self, ProxySpec};
-use metaclaw_e2e::bench::report::{Added, Report, Settings, SkillsCompare};
+use metaclaw_e2e::bench::report::{Added, LibraryCompare, Report, Settings, SkillsCompare};
 use metaclaw_e2e::bench::rss::PeakRss;
 use metaclaw_e2e::bench::stats::PhaseStats;
 
@@ -73,6 +74,18 @@ struct Args {
     /// the same fake, in the same alternating rounds (`scripts/bench.sh` installs it).
     #[arg(long)]
     litellm: Option<PathBuf>,
+    /// Also measure the pauses between a stream's chunks: a second fake pausing this many
+    /// milliseconds between chunks, straight and through a second MetaClaw.
+    #[arg(long)]
+    chunk_gap_ms: Option<u64>,
+    /// Also measure new questions against a large library: a MetaClaw whose home holds
+    /// `--library-skills` skills and `--library-memories` memories, skills and memory on.
+    #[arg(long)]
+    library: bool,
+    #[arg(long, default_value_t = 10_000)]
+    library_skills: usize,
+    #[arg(long, default_value_t = 100_000)]
+    library_memories: usize,
 }
 
 fn main() -> ExitCode {
@@ -202,8 +215,7 @@ async fn run(args: &Args) -> Result<Report> {
     let mut peer_added = [None, None];
     for (i, stream) in [false, true].into_iter().enumerate() {
         let kind = if stream { "stream" } else { "non-stream" };
-        // Direct first in the list; every target is measured in each round, in an order
-        // that rotates so none always follows another's warm caches.
+        // Direct first in the list.
         let mut targets = vec![(
             format!("{kind} direct"),
             target(fake_addr, UPSTREAM_KEY, stream),
@@ -219,24 +231,7 @@ async fn run(args: &Args) -> Result<Report> {
             ));
             targets.len() - 1
         });
-        let mut results: Vec<RoundResult> =
-            targets.iter().map(|_| RoundResult::default()).collect();
-        for round in 0..args.rounds {
-            let mut order: Vec<usize> = (0..targets.len()).collect();
-            order.rotate_left(round % targets.len());
-            for t in order {
-                let acc = &mut results[t];
-                let warm = run_round(&targets[t].1, args.concurrency, warmup, args.rate).await?;
-                acc.errors += warm.errors;
-                acc.first_error = acc.first_error.take().or(warm.first_error);
-                acc.absorb(run_round(&targets[t].1, args.concurrency, per_round, args.rate).await?);
-            }
-        }
-        let stats: Vec<PhaseStats> = targets
-            .iter()
-            .zip(results)
-            .map(|((name, _), r)| PhaseStats::new(name, r))
-            .collect();
+        let stats = compare(&targets, args, warmup, per_round).await?;
         added[i] = proxied_at.map(|p| Added::between(&stats[0], &stats[p]));
         peer_added[i] = peer_at.map(|p| Added::between(&stats[0], &stats[p]));
         phases.extend(stats);
@@ -261,33 +256,42 @@ async fn run(args: &Args) -> Result<Report> {
                 workload: Workload::NewConversations,
             };
             let targets = [
-                ("new-conv direct", agent(fake_addr, UPSTREAM_KEY)),
-                ("new-conv skills off", agent(off.addr, PROXY_KEY)),
-                ("new-conv skills on", agent(on.addr, PROXY_KEY)),
+                ("new-conv direct".to_owned(), agent(fake_addr, UPSTREAM_KEY)),
+                ("new-conv skills off".to_owned(), agent(off.addr, PROXY_KEY)),
+                ("new-conv skills on".to_owned(), agent(on.addr, PROXY_KEY)),
             ];
-            let mut results: [RoundResult; 3] = Default::default();
-            for round in 0..args.rounds {
-                let mut order: Vec<usize> = vec![0, 1, 2];
-                order.rotate_left(round % 3);
-                for i in order {
-                    let t = &targets[i].1;
-                    let warm = run_round(t, args.concurrency, warmup, args.rate).await?;
-                    results[i].errors += warm.errors;
-                    results[i].absorb(run_round(t, args.concurrency, per_round, args.rate).await?);
-                }
-            }
-            let [d, off_r, on_r] = results;
-            let d = PhaseStats::new(targets[0].0, d);
-            let off_s = PhaseStats::new(targets[1].0, off_r);
-            let on_s = PhaseStats::new(targets[2].0, on_r);
-            let compare = SkillsCompare {
+            let [d, off_s, on_s]: [PhaseStats; 3] = compare(&targets, args, warmup, per_round)
+                .await?
+                .try_into()
+                .map_err(|_| anyhow::anyhow!("three phases expected"))?;
+            let compared = SkillsCompare {
                 off: Added::between(&d, &off_s),
                 on: Added::between(&d, &on_s),
                 overhead_off_ms: off_s.overhead_ms_mean,
                 overhead_on_ms: on_s.overhead_ms_mean,
             };
             phases.extend([d, off_s, on_s]);
-            Some(compare)
+            Some(compared)
+        }
+        _ => None,
+    };
+    let library = match (&proxy, args.library) {
+        (Some(_), true) => {
+            let (stats, compared) = library_phase(args, &proxy_exe, fake_addr, warmup, per_round)
+                .await
+                .context("the library phase")?;
+            phases.extend(stats);
+            Some(compared)
+        }
+        _ => None,
+    };
+    let gaps = match (&proxy, args.chunk_gap_ms) {
+        (Some(_), Some(ms)) => {
+            let (stats, added) = gap_phase(args, &proxy_exe, &fake_exe, ms, warmup)
+                .await
+                .context("the chunk-gap phase")?;
+            phases.extend(stats);
+            Some(added)
         }
         _ => None,
     };
@@ -311,7 +315,138 @@ async fn run(args: &Args) -> Result<Report> {
         litellm_non_stream,
         litellm_stream,
         skills,
+        library,
+        gaps,
         proxy_rss_idle_kib: idle_rss,
         proxy_rss_peak_kib: peak_rss,
     })
+}
+
+/// Every target measured in each round, in an order that rotates so none always follows
+/// another's warm caches; one summary per target, in the targets' order.
+async fn compare(
+    targets: &[(String, Target)],
+    args: &Args,
+    warmup: usize,
+    per_round: usize,
+) -> Result<Vec<PhaseStats>> {
+    let mut results: Vec<RoundResult> = targets.iter().map(|_| RoundResult::default()).collect();
+    for round in 0..args.rounds {
+        let mut order: Vec<usize> = (0..targets.len()).collect();
+        order.rotate_left(round % targets.len());
+        for t in order {
+            let acc = &mut results[t];
+            let warm = run_round(&targets[t].1, args.concurrency, warmup, args.rate).await?;
+            acc.errors += warm.errors;
+            acc.first_error = acc.first_error.take().or(warm.first_error);
+            acc.absorb(run_round(&targets[t].1, args.concurrency, per_round, args.rate).await?);
+        }
+    }
+    Ok(targets
+        .iter()
+        .zip(results)
+        .map(|((name, _), r)| PhaseStats::new(name, r))
+        .collect())
+}
+
+/// New questions, each in its own conversation, straight to the fake and through a MetaClaw
+/// whose home was seeded with a large library first.
+async fn library_phase(
+    args: &Args,
+    proxy_exe: &std::path::Path,
+    fake_addr: std::net::SocketAddr,
+    warmup: usize,
+    per_round: usize,
+) -> Result<(Vec<PhaseStats>, LibraryCompare)> {
+    let size = library::Size {
+        skills: args.library_skills,
+        memories: args.library_memories,
+    };
+    let home = tempfile::tempdir()?;
+    let seed_at = home.path().to_owned();
+    let started = std::time::Instant::now();
+    tokio::task::spawn_blocking(move || library::seed(&seed_at, size)).await??;
+    let seed_s = started.elapsed().as_secs_f64();
+    let spec = ProxySpec {
+        exe: proxy_exe,
+        upstream: fake_addr,
+        upstream_key: UPSTREAM_KEY,
+        proxy_key: PROXY_KEY,
+        extra_config: "",
+        env: &[],
+    };
+    let proxy = procs::start_proxy_in(home, &spec, "openai", Duration::from_secs(300))
+        .await
+        .context("the library proxy did not start")?;
+    let question = |addr, bearer: &str| Target {
+        addr,
+        bearer: bearer.to_owned(),
+        stream: false,
+        workload: Workload::LibraryQuestions,
+    };
+    let targets = [
+        (
+            "library direct".to_owned(),
+            question(fake_addr, UPSTREAM_KEY),
+        ),
+        (
+            "library proxied".to_owned(),
+            question(proxy.addr, PROXY_KEY),
+        ),
+    ];
+    let stats = compare(&targets, args, warmup, per_round).await?;
+    let compared = LibraryCompare {
+        skills: size.skills,
+        memories: size.memories,
+        seed_seconds: seed_s,
+        added: Added::between(&stats[0], &stats[1]),
+        overhead_ms: stats[1].overhead_ms_mean,
+    };
+    Ok((stats, compared))
+}
+
+/// Streams whose chunks come `gap_ms` apart, straight from a second fake and through a
+/// MetaClaw in front of it: what the proxy adds to the pauses between chunks.
+async fn gap_phase(
+    args: &Args,
+    proxy_exe: &std::path::Path,
+    fake_exe: &std::path::Path,
+    gap_ms: u64,
+    warmup: usize,
+) -> Result<(Vec<PhaseStats>, Added)> {
+    let gap = gap_ms.to_string();
+    let (_fake, fake_addr) =
+        procs::start_fake_with(fake_exe, UPSTREAM_KEY, &["--chunk-gap-ms", &gap]).await?;
+    let spec = ProxySpec {
+        exe: proxy_exe,
+        upstream: fake_addr,
+        upstream_key: UPSTREAM_KEY,
+        proxy_key: PROXY_KEY,
+        extra_config: "",
+        env: &[],
+    };
+    let proxy = procs::start_proxy(&spec, Duration::from_secs(30))
+        .await
+        .context("the chunk-gap proxy did not start")?;
+    let stream = |addr, bearer: &str| Target {
+        addr,
+        bearer: bearer.to_owned(),
+        stream: true,
+        workload: Workload::Hello,
+    };
+    let targets = [
+        (
+            format!("gap {gap_ms}ms direct"),
+            stream(fake_addr, UPSTREAM_KEY),
+        ),
+        (
+            format!("gap {gap_ms}ms proxied"),
+            stream(proxy.addr, PROXY_KEY),
+        ),
+    ];
+    // Each stream takes a few gaps: a tenth of the requests measures the pauses well.
+    let per_round = (args.requests / 10).div_ceil(args.rounds).max(1);
+    let stats = compare(&targets, args, warmup.min(per_round), per_round).await?;
+    let added = Added::between(&stats[0], &stats[1]);
+    Ok((stats, added))
 }

@@ -3,6 +3,8 @@
 //! standard input closes when it is a pipe, socket or terminal (so a parent that dies takes the
 //! fake with it; `/dev/null` as stdin does not end it).
 
+use std::time::Duration;
+
 use clap::Parser;
 use metaclaw_e2e::fake_upstream::{FakeOptions, FakeUpstream};
 
@@ -21,6 +23,9 @@ struct Args {
     /// Report prompt-cache usage as a provider's prefix cache would.
     #[arg(long)]
     prefix_cache: bool,
+    /// With --fast: milliseconds between a stream's chunks (0: all at once).
+    #[arg(long, default_value_t = 0)]
+    chunk_gap_ms: u64,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -36,6 +41,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
         api_key: args.api_key,
         fast: args.fast,
         prefix_cache: args.prefix_cache,
+        chunk_gap: (args.chunk_gap_ms > 0).then(|| Duration::from_millis(args.chunk_gap_ms)),
     };
     let fake = FakeUpstream::start_on_port(opts, args.port).await?;
     metaclaw_e2e::fake_process::announce_and_wait(fake.addr().port()).await?;

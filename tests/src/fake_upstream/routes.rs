@@ -455,6 +455,11 @@ fn fast_reply(s: Arc<Shared>, proto: Protocol, body: &[u8]) -> Response {
         completion_tokens: 3,
     };
     let usage = req.stream_options.is_some_and(|o| o.include_usage);
+    let gap = s
+        .opts
+        .chunk_gap
+        .filter(|_| req.stream)
+        .map(Fault::ChunkDelay);
     let out = Rendered::new(
         proto,
         &req.model,
@@ -462,7 +467,7 @@ fn fast_reply(s: Arc<Shared>, proto: Protocol, body: &[u8]) -> Response {
         &reply,
         req.stream.then_some(usage),
     );
-    out.respond(s, None)
+    out.respond(s, gap)
 }
 
 fn unix_now() -> u64 {

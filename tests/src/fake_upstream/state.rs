@@ -23,6 +23,9 @@ pub struct FakeOptions {
     pub fast: bool,
     /// Report prompt-cache usage as a provider's prefix cache would (see `prefix_cache`).
     pub prefix_cache: bool,
+    /// Benchmark mode: the pause between a stream's chunks, as a model generating tokens
+    /// makes (the benchmark measures whether the proxy adds to it).
+    pub chunk_gap: Option<std::time::Duration>,
 }
 
 /// One request the fake received, for assertions.
