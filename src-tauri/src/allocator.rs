@@ -6,7 +6,7 @@
 //! so even after `malloc_trim` the soak's full run came back to rest at 128% of its start
 //! (92 MB). jemalloc keeps blocks of one size together and gives free pages back by
 //! itself: in the same soak the process came to rest at 114% of its start and peaked
-//! 6 MB lower (README, Soak).
+//! 6 MB lower (docs/benchmarks.md, Soak).
 //!
 //! - `narenas:1`: one arena for all threads. Blocking threads (SQLite, learning jobs) come
 //!   and go; with an arena per CPU each would keep the pages its threads freed. Threads

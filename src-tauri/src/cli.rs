@@ -1,4 +1,4 @@
-//! Command-line interface (SPEC §9).
+//! Command-line interface (docs/command-line.md).
 
 use std::path::PathBuf;
 

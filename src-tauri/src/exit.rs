@@ -1,4 +1,4 @@
-//! Exit codes (SPEC §9): 0 ok, 1 error, 2 usage, 3 not running.
+//! Exit codes (docs/command-line.md): 0 ok, 1 error, 2 usage, 3 not running.
 
 use std::fmt;
 

@@ -34,7 +34,7 @@ impl std::fmt::Debug for UpstreamConfig {
     }
 }
 
-/// Where injected context goes (SPEC §2 Injection).
+/// Where injected context goes (docs/skills.md, Injection).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Placement {
     User,

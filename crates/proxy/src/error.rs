@@ -1,4 +1,5 @@
-//! Errors answered to agents, in the shape of the route's protocol (SPEC §2 Errors).
+//! Errors answered to agents, in the shape of the route's protocol (docs/http-api.md,
+//! Errors).
 
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};

@@ -139,8 +139,8 @@ impl Injector for NoInjection {
 }
 
 /// Where injected blocks are remembered beyond the proxy's bounded memory and across
-/// restarts, so a resent message gets its block back byte for byte (SPEC §2: prompt-cache
-/// stickiness) however long ago it was first sent.
+/// restarts, so a resent message gets its block back byte for byte (docs/skills.md,
+/// Injection) however long ago it was first sent.
 pub trait StickyStore: Send + Sync {
     /// The blocks remembered for these message keys of a session, as (key, injection); keys
     /// without one are left out. Asked only for the keys the proxy's memory lacks.

@@ -1,6 +1,6 @@
 // One 1280×800 screenshot per screen, of a MetaClaw with some history (requests, memories,
 // the built-in skills): into target/ui-e2e/screenshots/ on every run, and into
-// docs/screenshots/ (for the README) with UPDATE_SCREENSHOTS=1.
+// docs/screenshots/ (for docs/desktop-and-web-ui.md) with UPDATE_SCREENSHOTS=1.
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -47,7 +47,7 @@ pub struct MemoryConfig {
     #[serde(deserialize_with = "de::flexible_bool")]
     pub manual_trigger: bool,
     /// Let what retrieval finds tune each scope's retrieval policy in small, bounded,
-    /// explained steps (see the README). The earlier version's replay-based self-upgrade
+    /// explained steps (see docs/memory.md). The earlier version's replay-based self-upgrade
     /// (`auto_upgrade_*`) is replaced by this; those keys are accepted and ignored.
     #[serde(deserialize_with = "de::flexible_bool")]
     pub adaptive_policy: bool,

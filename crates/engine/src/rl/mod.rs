@@ -1,6 +1,7 @@
-//! Learning from weights in modes `rl` and `madmax` (SPEC §5): the trained model serves main
-//! turns through the backend's sampler, every turn becomes a sample, a judge scores it, and
-//! the trainer steps and swaps the serving weights without blocking chat.
+//! Learning from weights in modes `rl` and `madmax` (docs/learning-from-weights.md): the
+//! trained model serves main turns through the backend's sampler, every turn becomes a
+//! sample, a judge scores it, and the trainer steps and swaps the serving weights without
+//! blocking chat.
 
 mod connect;
 mod loops;

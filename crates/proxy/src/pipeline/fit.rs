@@ -1,4 +1,5 @@
-//! Fitting the prompt into the context window (SPEC §2 Fitting the context window).
+//! Fitting the prompt into the context window (docs/architecture.md, Fitting the context
+//! window).
 //!
 //! Drops the oldest non-system turns until the prompt fits `window − max output tokens`,
 //! keeping an assistant tool call together with its results. Without a tokenizer, tokens are

@@ -1,4 +1,4 @@
-//! Puts the context block into the request (SPEC §2 Injection).
+//! Puts the context block into the request (docs/skills.md, Injection).
 //!
 //! `user` placement appends the block to a user message, `system` to the system prompt. The
 //! block goes after the message's own text, so the agent's bytes come first and unchanged.

@@ -1,4 +1,5 @@
-//! Reads the session id, turn type, end signal and memory scope of a request (SPEC §2 Sessions).
+//! Reads the session id, turn type, end signal and memory scope of a request
+//! (docs/http-api.md, Headers and body fields).
 
 use axum::http::HeaderMap;
 use serde_json::{Map, Value};
