@@ -13,6 +13,7 @@ use metaclaw_engine::calendar::{self as cal, KeychainTokens, TOKEN_ACCOUNT};
 use metaclaw_engine::config::Config;
 use metaclaw_engine::paths::Paths;
 use metaclaw_engine::secrets::{BackendChoice, SecretStore};
+use metaclaw_engine::supervise::Supervisor;
 use metaclaw_schedule::calendar::{self, Present, StoredToken, TokenStore};
 use metaclaw_schedule::clock::{Clock, SystemClock};
 use metaclaw_schedule::source::{Reading, Source};
@@ -133,7 +134,7 @@ async fn start_says_why_the_calendar_is_not_read() {
             tokens.clone(),
             &endpoints,
             clock.clone(),
-            CancellationToken::new(),
+            &Supervisor::detached(),
         )
         .map(|_| ())
     };
@@ -160,7 +161,7 @@ async fn start_says_why_the_calendar_is_not_read() {
             &config(false, "", ""),
             &h.paths,
             &h.store,
-            CancellationToken::new()
+            &Supervisor::detached()
         )
         .is_none()
     );
@@ -184,7 +185,7 @@ async fn a_connected_calendar_starts_polling_and_opens_during_a_meeting() {
         tokens,
         &calendar::Endpoints::with_root(&fake.root_url()),
         Arc::new(SystemClock),
-        shutdown.clone(),
+        &Supervisor::new(shutdown.clone()),
     )
     .unwrap();
     wait_open(&source).await;
@@ -229,7 +230,7 @@ async fn the_legacy_token_file_is_imported_once_and_left_in_place() {
         tokens.clone(),
         &calendar::Endpoints::with_root(&fake.root_url()),
         Arc::new(SystemClock),
-        shutdown.clone(),
+        &Supervisor::new(shutdown.clone()),
     )
     .unwrap();
     wait_open(&source).await;

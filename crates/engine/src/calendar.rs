@@ -12,11 +12,11 @@ pub use metaclaw_schedule::calendar::{
 };
 use metaclaw_schedule::clock::{Clock, SystemClock};
 use metaclaw_schedule::source::Source;
-use tokio_util::sync::CancellationToken;
 
 use crate::config::{CalendarConfig, Config};
 use crate::paths::Paths;
 use crate::secrets::SecretStore;
+use crate::supervise::Supervisor;
 
 /// Secret-store account of the Google token document (access and refresh token). Not a
 /// config key: only `calendar connect` writes it and `calendar disconnect` deletes it.
@@ -150,14 +150,14 @@ pub fn import_legacy(config: &CalendarConfig, paths: &Paths, tokens: &dyn TokenS
     }
 }
 
-/// The calendar source for the scheduler, its poller running until `shutdown`; `None`
+/// The calendar source for the scheduler, its poller running until the engine stops; `None`
 /// (with the reason logged) when the calendar is off, not set up, or not connected.
 /// Must be called inside a tokio runtime.
 pub fn start(
     config: &Config,
     paths: &Paths,
     store: &SecretStore,
-    shutdown: CancellationToken,
+    tasks: &Supervisor,
 ) -> Option<Box<dyn Source>> {
     let tokens: Arc<dyn TokenStore> = Arc::new(KeychainTokens::new(store.clone()));
     match start_with(
@@ -166,7 +166,7 @@ pub fn start(
         tokens,
         &endpoints(),
         Arc::new(SystemClock),
-        shutdown,
+        tasks,
     ) {
         Ok(source) => Some(Box::new(source)),
         Err(why) => {
@@ -183,7 +183,7 @@ pub fn start_with(
     tokens: Arc<dyn TokenStore>,
     endpoints: &Endpoints,
     clock: Arc<dyn Clock>,
-    shutdown: CancellationToken,
+    tasks: &Supervisor,
 ) -> Result<CalendarSource, String> {
     let c = &config.scheduler.calendar;
     if !c.enabled {
@@ -206,13 +206,11 @@ pub fn start_with(
         Ok(false) => return Err(CalendarError::NotConnected.to_string()),
         Err(e) => return Err(format!("cannot read the calendar token: {e}")),
     }
-    let runtime = tokio::runtime::Handle::try_current()
-        .map_err(|_| "no async runtime to poll the calendar on".to_owned())?;
     let client =
         CalendarClient::new(secret, tokens, endpoints, calendars(c)).map_err(|e| e.to_string())?;
     let source = CalendarSource::new();
     let poller = CalendarPoller::new(client, source.clone(), clock, poll_interval(c));
-    runtime.spawn(poller.run(shutdown));
+    tasks.spawn("calendar poller", poller.run(tasks.shutdown_token()));
     tracing::info!(calendars = ?calendars(c), every_minutes = c.poll_minutes, "reading the calendar");
     Ok(source)
 }

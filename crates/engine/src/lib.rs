@@ -22,5 +22,6 @@ pub mod schedule;
 pub mod secrets;
 pub mod setup;
 pub mod skills;
+pub mod supervise;
 pub mod ui;
 pub mod wiring;

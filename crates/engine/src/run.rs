@@ -12,7 +12,7 @@ use metaclaw_schedule::idle::LastActivity;
 use metaclaw_skills::retrieval::Fusion;
 
 use tokio::net::TcpListener;
-use tokio::task::JoinHandle;
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use crate::admin::{self, AdminState, AgentsAdmin, SkillsAdmin, UpstreamStatus};
@@ -29,11 +29,14 @@ use crate::schedule::{self, Gate, Windows};
 use crate::secrets::{SecretError, SecretStore, ensure_proxy_key};
 use crate::skills::evolution::{Evolution, EvolutionSettings, LearningSink, Worker};
 use crate::skills::{SemanticQuery, SemanticSetup, SkillsRuntime};
+use crate::supervise::Supervisor;
 use crate::wiring::{self, LLM_KEY, WiringError};
 
 /// Turns waiting for the recorder; beyond this, turns are dropped (counted) rather than
 /// slowing the agent down.
 const RECORDER_CAPACITY: usize = 4096;
+/// How long shutdown and restart wait for background tasks before aborting them.
+const TASKS_DEADLINE: Duration = Duration::from_secs(5);
 
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
@@ -110,7 +113,8 @@ pub enum Stopped {
 pub struct Engine {
     addr: SocketAddr,
     shutdown: CancellationToken,
-    server: JoinHandle<std::io::Result<()>>,
+    server: oneshot::Receiver<std::io::Result<()>>,
+    tasks: Supervisor,
     recorder: RecorderWorker,
     skills: Option<SkillsRuntime>,
     paths: Paths,
@@ -173,9 +177,10 @@ impl Engine {
         }
 
         let shutdown = CancellationToken::new();
+        let tasks = Supervisor::new(shutdown.clone());
         // Before the learning jobs: they may wait on its windows.
         let last_request = LastActivity::new(SystemClock.now());
-        let windows = start_scheduler(&config, &paths, &secrets, &last_request, &shutdown).await?;
+        let windows = start_scheduler(&config, &paths, &secrets, &last_request, &tasks).await?;
         let gate = if config.scheduler.gate_background_learning {
             Gate::new(windows.clone())
         } else {
@@ -202,18 +207,22 @@ impl Engine {
         let skills = if config.skills.enabled {
             let (dir, db) = (config.skills_dir(&paths), paths.db.clone());
             let retrieval = retrieval_config(&config);
-            Some(SkillsRuntime::start_with(dir, db, retrieval, semantic).await)
+            Some(SkillsRuntime::start_with(dir, db, retrieval, semantic, &tasks).await)
         } else {
             None
+        };
+        let background = Background {
+            recorder: &recorder,
+            events: &options.events,
+            tasks: &tasks,
         };
         let evolution = start_evolution(
             &config,
             &paths,
             skills.as_ref(),
             models.evolver,
-            &recorder,
+            &background,
             gate.clone(),
-            &options.events,
         );
         let vectors = memory_vectors(&config, &paths, models.embeddings, embedder);
         let memory = start_memory(
@@ -221,9 +230,8 @@ impl Engine {
             &paths,
             models.extractor,
             vectors,
-            &recorder,
+            &background,
             gate,
-            &options.events,
         );
         let sink: Arc<dyn TurnSink> = Arc::new(LearningSink {
             recorder: recorder.clone(),
@@ -279,7 +287,7 @@ impl Engine {
         let addr = listener
             .local_addr()
             .map_err(|e| EngineError::Bind(e.to_string()))?;
-        schedule::follow_requests(state.clone(), last_request, shutdown.clone());
+        schedule::follow_requests(state.clone(), last_request, &tasks);
         if let Some(learning) = &learning {
             let injector = state.injector.clone();
             // `madmax` trains only inside windows; `rl` as soon as a batch is full.
@@ -288,9 +296,9 @@ impl Engine {
             } else {
                 Gate::ungated()
             };
-            learning.spawn(Arc::new(move || injector.generation()), gate, &shutdown);
+            learning.spawn(Arc::new(move || injector.generation()), gate, &tasks);
             let key = state.config.api_key.clone();
-            crate::rl::rollout::spawn(learning, &config.rl, addr, key, &shutdown);
+            crate::rl::rollout::spawn(learning, &config.rl, addr, key, &tasks);
         }
 
         let run_info = RunInfo::publish(&paths, addr.port(), options.admin_token.as_deref())?;
@@ -323,6 +331,7 @@ impl Engine {
             log_dir: paths.logs.clone(),
             recorder,
             shutdown: shutdown.clone(),
+            tasks: tasks.clone(),
             skills: skills.as_ref().map(|s| SkillsAdmin {
                 current: s.current.clone(),
                 dir: s.dir.clone(),
@@ -350,12 +359,10 @@ impl Engine {
             .merge(admin::router(admin_state))
             .merge(crate::ui::router());
         let app = metaclaw_proxy::guard(app, state.clone());
-        let server = tokio::spawn(metaclaw_proxy::serve(
-            listener,
-            app,
-            state.clone(),
-            shutdown.clone(),
-        ));
+        let server = tasks.spawn_answering(
+            "proxy server",
+            metaclaw_proxy::serve(listener, app, state.clone(), shutdown.clone()),
+        );
         tracing::info!(%addr, mode = %config.mode, "MetaClaw is serving");
         // Once listening, so a restarted agent finds MetaClaw; off the start path. Agent
         // writes through the admin API wait for it.
@@ -367,6 +374,7 @@ impl Engine {
             addr,
             shutdown,
             server,
+            tasks,
             recorder: worker,
             skills,
             paths,
@@ -415,7 +423,12 @@ impl Engine {
     /// the host should start the engine again.
     pub async fn wait(self) -> Result<Stopped, EngineError> {
         let served = self.server.await;
+        // Dropping the library's watcher ends its reload task; every other task watches
+        // the token or ends with its queue. Learning steps and extractions in progress get
+        // a moment to finish their writes before the recorder drains.
         drop(self.skills);
+        self.shutdown.cancel();
+        self.tasks.join(TASKS_DEADLINE).await;
         // The server ended every open session; those events are queued before this drain.
         let worker = self.recorder;
         let drained = tokio::task::spawn_blocking(move || worker.shutdown())
@@ -427,7 +440,9 @@ impl Engine {
             Ok(Ok(())) if self.restart.asked() => Ok(Stopped::Restart),
             Ok(Ok(())) => Ok(Stopped::Shutdown),
             Ok(Err(e)) => Err(EngineError::Bind(e.to_string())),
-            Err(e) => Err(EngineError::Task(e.to_string())),
+            Err(_) => Err(EngineError::Task(
+                "the proxy server stopped unexpectedly".into(),
+            )),
         }
     }
 }
@@ -457,13 +472,20 @@ async fn start_scheduler(
     paths: &Paths,
     secrets: &SecretStore,
     last_request: &LastActivity,
-    shutdown: &CancellationToken,
+    tasks: &Supervisor,
 ) -> Result<Windows, EngineError> {
     let (config, paths, secrets) = (config.clone(), paths.clone(), secrets.clone());
-    let (last, shutdown) = (last_request.clone(), shutdown.clone());
-    tokio::task::spawn_blocking(move || schedule::start(&config, &paths, &secrets, last, shutdown))
+    let (last, tasks) = (last_request.clone(), tasks.clone());
+    tokio::task::spawn_blocking(move || schedule::start(&config, &paths, &secrets, last, &tasks))
         .await
         .map_err(|e| EngineError::Task(e.to_string()))
+}
+
+/// What every learning worker is started with.
+struct Background<'a> {
+    recorder: &'a crate::recorder::RecorderHandle,
+    events: &'a Events,
+    tasks: &'a Supervisor,
 }
 
 /// Models the background jobs call, resolved once at start (reading keys blocks).
@@ -494,9 +516,8 @@ fn start_memory(
     paths: &Paths,
     extractor: Option<Endpoint>,
     vectors: Option<Arc<Vectors>>,
-    recorder: &crate::recorder::RecorderHandle,
+    background: &Background<'_>,
     gate: Gate,
-    events: &Events,
 ) -> Option<Memory> {
     if !config.memory.enabled {
         return None;
@@ -505,10 +526,10 @@ fn start_memory(
         tracing::info!("memory extraction uses the rule-based extractor: no model configured");
     }
     let http = background_http("memory")?;
-    Some(Memory::start_gated(
+    Some(Memory::start_supervised(
         MemoryConfig {
             db: paths.db.clone(),
-            recorder: recorder.clone(),
+            recorder: background.recorder.clone(),
             endpoint: extractor,
             http,
             settings: MemorySettings {
@@ -519,9 +540,10 @@ fn start_memory(
             },
             policies: Arc::new(Policies::new(policies::configured(&config.memory))),
             vectors,
-            events: events.clone(),
+            events: background.events.clone(),
         },
         gate,
+        background.tasks,
     ))
 }
 
@@ -585,9 +607,8 @@ fn start_evolution(
     paths: &Paths,
     skills: Option<&SkillsRuntime>,
     evolver: Option<Endpoint>,
-    recorder: &crate::recorder::RecorderHandle,
+    background: &Background<'_>,
     gate: Gate,
-    events: &Events,
 ) -> Option<Evolution> {
     let skills = skills?;
     let Some(endpoint) = evolver else {
@@ -597,7 +618,7 @@ fn start_evolution(
         return None;
     };
     let http = background_http("skill evolution")?;
-    Some(Evolution::start_reporting(
+    Some(Evolution::start_supervised(
         Worker {
             endpoint,
             http,
@@ -605,7 +626,7 @@ fn start_evolution(
             swapped: skills.swapped.clone(),
             dir: skills.dir.clone(),
             db: paths.db.clone(),
-            recorder: recorder.clone(),
+            recorder: background.recorder.clone(),
             settings: EvolutionSettings {
                 auto: config.skills.auto_evolve,
                 every_n_turns: config.skills.evolution_every_n_turns,
@@ -613,7 +634,8 @@ fn start_evolution(
             },
         },
         gate,
-        events.clone(),
+        background.events.clone(),
+        background.tasks,
     ))
 }
 

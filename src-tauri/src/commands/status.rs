@@ -151,6 +151,10 @@ pub fn run(paths: &Paths, as_json: bool) -> Outcome {
         "  calls:      {}",
         health::calls_line(&s.learning_calls)
     ));
+    output::line(format!("  tasks:      {}", health::tasks_line(&s.tasks)));
+    for line in health::task_problems(&s.tasks) {
+        output::line(format!("              {line}"));
+    }
     // The last 24 hours' cost; status still answers if it cannot be read.
     match cost.map(serde_json::from_value::<CostReport>) {
         Ok(Ok(report)) => {

@@ -41,6 +41,8 @@ pub struct AdminState {
     pub log_dir: PathBuf,
     pub recorder: RecorderHandle,
     pub shutdown: CancellationToken,
+    /// The engine's background tasks (`/api/status` reports them).
+    pub tasks: crate::supervise::Supervisor,
     /// `None` when skills are off.
     pub skills: Option<SkillsAdmin>,
     /// `None` when memory is off.
@@ -180,6 +182,7 @@ async fn status(State(state): State<Arc<AdminState>>) -> Response {
         memory,
         health,
         learning_calls: crate::llm::calls::snapshot(),
+        tasks: state.tasks.report(),
     };
     Json(body).into_response()
 }

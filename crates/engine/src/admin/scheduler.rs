@@ -282,7 +282,7 @@ async fn calendar_connect(State(state): State<Arc<AdminState>>) -> Response {
         Present::Show(Arc::new(move |url: &str| answer(&slot, Ok(url.to_owned()))))
     };
     let shutdown = state.shutdown.clone();
-    tokio::spawn(async move {
+    state.tasks.spawn("calendar sign-in", async move {
         let flow = cal::connect(&config, &paths, &store, show);
         let done = tokio::select! {
             r = tokio::time::timeout(SIGN_IN_WAIT, flow) => r,

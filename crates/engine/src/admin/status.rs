@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use crate::llm::calls::LearningCalls;
 use crate::llm::pacing::JobHealth;
 use crate::recorder::RecorderHealth;
+use crate::supervise::TaskReport;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct UpstreamStatus {
@@ -46,6 +47,9 @@ pub struct Status {
     /// Calls made to the provider for learning, and the tokens they cost.
     #[serde(default)]
     pub learning_calls: LearningCalls,
+    /// The background tasks running, restarting after a panic, or failed.
+    #[serde(default)]
+    pub tasks: Vec<TaskReport>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -59,8 +63,9 @@ pub struct Health {
 }
 
 impl Health {
-    /// The newest problem of all, with its time, if any has a time.
-    pub fn newest(&self) -> Option<(String, i64)> {
+    /// The newest problem of all (`tasks` adds background tasks' panics), with its time,
+    /// if any has a time.
+    pub fn newest(&self, tasks: &[TaskReport]) -> Option<(String, i64)> {
         let r = &self.recorder;
         let mut all: Vec<(String, i64)> = Vec::new();
         if let (Some(e), Some(at)) = (&r.last_write_error, r.last_write_error_at_ms) {
@@ -72,6 +77,11 @@ impl Health {
         for j in &self.learning {
             if let (Some(e), Some(at)) = (&j.last_error, j.last_error_at_ms) {
                 all.push((format!("{}: {e}", j.job.replace('_', " ")), at));
+            }
+        }
+        for t in tasks {
+            if let (Some(e), Some(at)) = (&t.last_panic, t.last_panic_ms) {
+                all.push((format!("{} panicked: {e}", t.name), at));
             }
         }
         all.into_iter().max_by_key(|(_, at)| *at)

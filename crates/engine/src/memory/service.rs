@@ -26,6 +26,7 @@ use crate::llm::queued::Queued;
 use crate::recorder::{RecorderHandle, unix_ms};
 use crate::schedule::gate::{Done, Held, run_in_windows};
 use crate::schedule::{Gate, StopSignal};
+use crate::supervise::Supervisor;
 
 /// Jobs waiting; beyond this a trigger is dropped (logged): the next one reads the same
 /// turns, since each reads everything not yet extracted.
@@ -43,6 +44,7 @@ pub struct MemorySettings {
     pub adaptive: bool,
 }
 
+#[derive(Clone)]
 pub struct MemoryConfig {
     pub db: PathBuf,
     pub recorder: RecorderHandle,
@@ -107,10 +109,16 @@ impl Memory {
     /// for a training window (the scopes to consolidate are held until then). Extraction
     /// and consolidation asked for explicitly run at once.
     pub fn start_gated(config: MemoryConfig, gate: Gate) -> Memory {
+        Self::start_supervised(config, gate, &Supervisor::detached())
+    }
+
+    /// [`Memory::start_gated`] with its worker under `tasks`: a worker that panics starts
+    /// again on the same queue (the job it was running is lost, the queued ones are not).
+    pub fn start_supervised(config: MemoryConfig, gate: Gate, tasks: &Supervisor) -> Memory {
         let (tx, rx) = mpsc::channel(QUEUE);
         let deferred = gate
             .is_gated()
-            .then(|| defer_consolidation(gate, tx.downgrade()));
+            .then(|| defer_consolidation(tasks, gate, tx.downgrade()));
         let memory = Memory {
             tx,
             readers: Readers::new(config.db.clone()),
@@ -123,7 +131,12 @@ impl Memory {
             queued: Arc::new(Queued::default()),
         };
         let paced = (Arc::clone(&memory.pacing), Arc::clone(&memory.deferred));
-        tokio::spawn(run(config, rx, deferred, paced, Arc::clone(&memory.queued)));
+        let queued = Arc::clone(&memory.queued);
+        let rx = Arc::new(tokio::sync::Mutex::new(rx));
+        tasks.spawn_restarting("memory worker", move || {
+            let (config, rx, deferred) = (config.clone(), Arc::clone(&rx), deferred.clone());
+            run(config, rx, deferred, paced.clone(), Arc::clone(&queued))
+        });
         memory
     }
 
@@ -356,9 +369,14 @@ impl Memory {
 /// Scopes to consolidate in the next window, run through the worker (the one writer) one
 /// at a time under the window's permit. A consolidation is one short transaction: once
 /// started it finishes; the scopes after it wait for the next window.
-fn defer_consolidation(gate: Gate, worker: mpsc::WeakSender<Job>) -> Arc<Held<String>> {
+fn defer_consolidation(
+    tasks: &Supervisor,
+    gate: Gate,
+    worker: mpsc::WeakSender<Job>,
+) -> Arc<Held<String>> {
     let held = Arc::new(Held::default());
     run_in_windows(
+        tasks,
         gate,
         "memory.consolidation",
         held.clone(),
@@ -389,11 +407,13 @@ fn defer_consolidation(gate: Gate, worker: mpsc::WeakSender<Job>) -> Arc<Held<St
 
 async fn run(
     config: MemoryConfig,
-    mut jobs: mpsc::Receiver<Job>,
+    jobs: Arc<tokio::sync::Mutex<mpsc::Receiver<Job>>>,
     deferred: Option<Arc<Held<String>>>,
     (pacing, waiting): (Arc<Pacing>, Arc<Deferred<bool>>),
     queued: Arc<Queued<(String, bool)>>,
 ) {
+    // Held for the worker's life; a panic drops it, so the restarted worker takes it over.
+    let mut jobs = jobs.lock().await;
     let extractor = Extractor {
         db: &config.db,
         recorder: &config.recorder,

@@ -114,6 +114,8 @@ async fn fake_provider() -> String {
         .route("/public/v1/key", get(key_info));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
+    // A fake provider for the test, not an engine task.
+    #[allow(clippy::disallowed_methods)]
     tokio::spawn(async move { axum::serve(listener, app).await });
     format!("http://{addr}")
 }

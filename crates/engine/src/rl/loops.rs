@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 use super::service::{Learning, lock, now_ms, ordering, pause};
 use crate::events::EngineEvent;
 use crate::schedule::Gate;
+use crate::supervise::Supervisor;
 
 /// How often due samples are looked at even when nothing announced them (a held sample's
 /// retry time passing, a session ending by idle).
@@ -51,17 +52,21 @@ impl Graders {
     }
 }
 
-pub fn spawn_judge(learning: Learning, shutdown: CancellationToken) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(async move {
-        loop {
-            tokio::select! {
-                () = shutdown.cancelled() => return,
-                () = learning.inner.wake_judge.notified() => {}
-                () = tokio::time::sleep(JUDGE_EVERY) => {}
+pub fn spawn_judge(learning: Learning, tasks: &Supervisor) {
+    let shutdown = tasks.shutdown_token();
+    tasks.spawn_restarting("rl judge", move || {
+        let (learning, shutdown) = (learning.clone(), shutdown.clone());
+        async move {
+            loop {
+                tokio::select! {
+                    () = shutdown.cancelled() => return,
+                    () = learning.inner.wake_judge.notified() => {}
+                    () = tokio::time::sleep(JUDGE_EVERY) => {}
+                }
+                judge_round(&learning).await;
             }
-            judge_round(&learning).await;
         }
-    })
+    });
 }
 
 /// Ends finished sessions' samples, judges what is due, adds teacher logprobs.
@@ -113,56 +118,56 @@ pub(super) async fn judge_round(learning: &Learning) {
 }
 
 /// Trains whenever a full batch is judged: at once (`rl`), or inside a window (`madmax`).
-pub fn spawn_trainer(
-    learning: Learning,
-    gate: Gate,
-    shutdown: CancellationToken,
-) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(async move {
-        // Set after a failed step and its pause: try again at once rather than wait for
-        // the next check as well.
-        let mut retry = false;
-        loop {
-            if !std::mem::take(&mut retry) {
-                tokio::select! {
-                    () = shutdown.cancelled() => return,
-                    () = learning.inner.wake_trainer.notified() => {}
-                    () = tokio::time::sleep(TRAIN_CHECK_EVERY) => {}
-                }
-            }
-            if !batch_ready(&learning) {
-                continue;
-            }
-            let permit = tokio::select! {
-                () = shutdown.cancelled() => return,
-                p = gate.permit("rl.trainer") => p,
-            };
-            // Steps while the window lasts and batches are full; the user returning stops
-            // the step at its next safe point and keeps the batch.
-            while batch_ready(&learning) && !permit.is_stopped() {
-                let stop = async {
+pub fn spawn_trainer(learning: Learning, gate: Gate, tasks: &Supervisor) {
+    let shutdown = tasks.shutdown_token();
+    tasks.spawn_restarting("rl trainer", move || {
+        let (learning, gate, shutdown) = (learning.clone(), gate.clone(), shutdown.clone());
+        async move {
+            // Set after a failed step and its pause: try again at once rather than wait for
+            // the next check as well.
+            let mut retry = false;
+            loop {
+                if !std::mem::take(&mut retry) {
                     tokio::select! {
-                        () = permit.stopped() => {}
-                        () = shutdown.cancelled() => {}
+                        () = shutdown.cancelled() => return,
+                        () = learning.inner.wake_trainer.notified() => {}
+                        () = tokio::time::sleep(TRAIN_CHECK_EVERY) => {}
                     }
+                }
+                if !batch_ready(&learning) {
+                    continue;
+                }
+                let permit = tokio::select! {
+                    () = shutdown.cancelled() => return,
+                    p = gate.permit("rl.trainer") => p,
                 };
-                let batch = learning.settings().trainer.batch_size;
-                match run_step(&learning, batch, stop).await {
-                    StepReport { status: "ok", .. } => {}
-                    StepReport {
-                        status: "error", ..
-                    } => {
-                        if !pause(AFTER_FAILURE, &shutdown).await {
-                            return;
+                // Steps while the window lasts and batches are full; the user returning stops
+                // the step at its next safe point and keeps the batch.
+                while batch_ready(&learning) && !permit.is_stopped() {
+                    let stop = async {
+                        tokio::select! {
+                            () = permit.stopped() => {}
+                            () = shutdown.cancelled() => {}
                         }
-                        retry = true;
-                        break;
+                    };
+                    let batch = learning.settings().trainer.batch_size;
+                    match run_step(&learning, batch, stop).await {
+                        StepReport { status: "ok", .. } => {}
+                        StepReport {
+                            status: "error", ..
+                        } => {
+                            if !pause(AFTER_FAILURE, &shutdown).await {
+                                return;
+                            }
+                            retry = true;
+                            break;
+                        }
+                        _ => break,
                     }
-                    _ => break,
                 }
             }
         }
-    })
+    });
 }
 
 /// A full batch of judged samples waits, the trainer is up, and `rl.max_steps` is not reached.

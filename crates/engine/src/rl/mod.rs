@@ -13,8 +13,6 @@ mod view;
 
 use std::sync::Arc;
 
-use tokio_util::sync::CancellationToken;
-
 pub use loops::{StepReport, train_now};
 pub use serve::TrainedModel;
 pub use service::{Generation, Learning, Link};
@@ -22,15 +20,17 @@ pub use settings::{RlSettings, resolve, wants_rl};
 pub use view::{LearningView, Served, off as view_off};
 
 use crate::schedule::Gate;
+use crate::supervise::Supervisor;
 
 impl Learning {
     /// Connects in the background and starts the judge and the trainer. `generation` is the
     /// skill library's generation now; `gate` holds steps for training windows (`madmax`).
-    pub fn spawn(&self, generation: Generation, gate: Gate, shutdown: &CancellationToken) {
+    pub fn spawn(&self, generation: Generation, gate: Gate, tasks: &Supervisor) {
         let _ = self.inner.generation.set(generation);
-        tokio::spawn(connect::connect_until_ready(self.clone(), shutdown.clone()));
-        loops::spawn_judge(self.clone(), shutdown.clone());
-        loops::spawn_trainer(self.clone(), gate, shutdown.clone());
+        let connect = connect::connect_until_ready(self.clone(), tasks.shutdown_token());
+        tasks.spawn("rl connect", connect);
+        loops::spawn_judge(self.clone(), tasks);
+        loops::spawn_trainer(self.clone(), gate, tasks);
     }
 
     /// The proxy's view of the trained model.

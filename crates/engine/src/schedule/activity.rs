@@ -8,48 +8,51 @@ use std::time::Duration;
 use metaclaw_proxy::SharedState;
 use metaclaw_schedule::clock::{Clock, SystemClock};
 use metaclaw_schedule::idle::LastActivity;
-use tokio_util::sync::CancellationToken;
+
+use crate::supervise::Supervisor;
 
 /// A request is seen within this; far below any idle threshold (minutes).
 const POLL: Duration = Duration::from_secs(1);
 
-/// Touches `last` whenever the proxy has served a new agent request, until `shutdown`.
-pub fn follow_requests(
-    proxy: SharedState,
-    last: LastActivity,
-    shutdown: CancellationToken,
-) -> tokio::task::JoinHandle<()> {
+/// Touches `last` whenever the proxy has served a new agent request, until the engine stops.
+pub fn follow_requests(proxy: SharedState, last: LastActivity, tasks: &Supervisor) {
     follow(
         move || proxy.stats.snapshot().requests,
         last,
         Arc::new(SystemClock),
         POLL,
-        shutdown,
-    )
+        tasks,
+    );
 }
 
 fn follow(
-    count: impl Fn() -> u64 + Send + 'static,
+    count: impl Fn() -> u64 + Send + Sync + 'static,
     last: LastActivity,
     clock: Arc<dyn Clock>,
     poll: Duration,
-    shutdown: CancellationToken,
-) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(async move {
-        let mut seen = count();
-        let mut every = tokio::time::interval(poll);
-        loop {
-            tokio::select! {
-                _ = every.tick() => {}
-                () = shutdown.cancelled() => return,
-            }
-            let now = count();
-            if now != seen {
-                seen = now;
-                last.touch(clock.now());
+    tasks: &Supervisor,
+) {
+    let count = Arc::new(count);
+    let shutdown = tasks.shutdown_token();
+    tasks.spawn_restarting("request activity", move || {
+        let (count, last, clock) = (Arc::clone(&count), last.clone(), Arc::clone(&clock));
+        let shutdown = shutdown.clone();
+        async move {
+            let mut seen = count();
+            let mut every = tokio::time::interval(poll);
+            loop {
+                tokio::select! {
+                    _ = every.tick() => {}
+                    () = shutdown.cancelled() => return,
+                }
+                let now = count();
+                if now != seen {
+                    seen = now;
+                    last.touch(clock.now());
+                }
             }
         }
-    })
+    });
 }
 
 #[cfg(test)]
@@ -58,6 +61,7 @@ mod tests {
 
     use jiff::Timestamp;
     use metaclaw_schedule::clock::FakeClock;
+    use tokio_util::sync::CancellationToken;
 
     use super::*;
 
@@ -69,13 +73,14 @@ mod tests {
         let last = LastActivity::new(start);
         let requests = Arc::new(AtomicU64::new(5));
         let stop = CancellationToken::new();
+        let tasks = Supervisor::new(stop.clone());
         let counter = requests.clone();
-        let task = follow(
+        follow(
             move || counter.load(Ordering::Relaxed),
             last.clone(),
             Arc::new(clock.clone()),
             poll,
-            stop.clone(),
+            &tasks,
         );
         clock.advance(Duration::from_secs(600));
         tokio::time::sleep(poll * 5).await;
@@ -91,6 +96,6 @@ mod tests {
         assert!(touched.is_ok(), "the new request was not seen");
         assert_eq!(last.last(), clock.now());
         stop.cancel();
-        task.await.unwrap();
+        assert!(tasks.join(Duration::from_secs(5)).await.is_empty());
     }
 }

@@ -9,14 +9,14 @@ use metaclaw_schedule::clock::{Clock, SystemClock};
 use metaclaw_schedule::idle::{IdleSource, LastActivity, system_probe};
 use metaclaw_schedule::sleep::SleepHours;
 use metaclaw_schedule::source::Source;
-use tokio_util::sync::CancellationToken;
 
 use super::service::{SourcesInfo, Windows};
 use crate::config::Config;
 use crate::paths::Paths;
 use crate::secrets::SecretStore;
+use crate::supervise::Supervisor;
 
-/// Builds the service and starts ticking it until `shutdown`. `last` is the proxy's last
+/// Builds the service and starts ticking it until the engine stops. `last` is the proxy's last
 /// request, touched by [`super::follow_requests`]. Runs in every mode: status shows the
 /// windows everywhere, and only `madmax` (and the gate, when on) act on them.
 pub fn start(
@@ -24,11 +24,11 @@ pub fn start(
     paths: &Paths,
     secrets: &SecretStore,
     last: LastActivity,
-    shutdown: CancellationToken,
+    tasks: &Supervisor,
 ) -> Windows {
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let (mut sources, mut info) = local_sources(config, last, clock.clone());
-    if let Some(calendar) = crate::calendar::start(config, paths, secrets, shutdown.clone()) {
+    if let Some(calendar) = crate::calendar::start(config, paths, secrets, tasks) {
         sources.push(calendar);
         info.calendar = true;
     }
@@ -39,7 +39,7 @@ pub fn start(
         super::pause_file(paths),
         info,
     );
-    windows.spawn_ticker(shutdown);
+    windows.spawn_ticker(tasks);
     windows
 }
 

@@ -12,6 +12,7 @@ use tokio::sync::Notify;
 
 use super::service::Windows;
 use super::step::StepGuard;
+use crate::supervise::Supervisor;
 
 /// Re-check for a window at least this often even if no change was announced (a missed
 /// wake-up costs at most this).
@@ -177,37 +178,49 @@ pub enum Done {
 /// key in hand finishes or comes back). Spawned as its own task, so the worker that adds
 /// keys never waits for a window.
 pub fn run_in_windows<K, F, Fut>(
+    tasks: &Supervisor,
     gate: Gate,
     owner: &'static str,
     held: Arc<Held<K>>,
     work: F,
-) -> tokio::task::JoinHandle<()>
-where
-    K: Ord + Clone + Send + 'static,
-    F: Fn(K, StopSignal) -> Fut + Send + 'static,
+) where
+    K: Ord + Clone + Send + Sync + 'static,
+    F: Fn(K, StopSignal) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Done> + Send,
 {
-    tokio::spawn(async move {
-        loop {
-            held.wait_for_some().await;
-            let permit = gate.permit(owner).await;
-            while !permit.is_stopped() {
-                let Some(key) = held.take() else {
-                    break;
+    let work = Arc::new(work);
+    let shutdown = tasks.shutdown_token();
+    tasks.spawn_restarting(owner, move || {
+        let (gate, held, work) = (gate.clone(), Arc::clone(&held), Arc::clone(&work));
+        let shutdown = shutdown.clone();
+        async move {
+            loop {
+                // Held work waits for the next start when the engine stops.
+                let permit = tokio::select! {
+                    permit = async {
+                        held.wait_for_some().await;
+                        gate.permit(owner).await
+                    } => permit,
+                    () = shutdown.cancelled() => return,
                 };
-                match work(key.clone(), permit.signal()).await {
-                    Done::Yes => {}
-                    Done::Again => held.add(key),
-                    Done::End => return,
+                while !permit.is_stopped() {
+                    let Some(key) = held.take() else {
+                        break;
+                    };
+                    match work(key.clone(), permit.signal()).await {
+                        Done::Yes => {}
+                        Done::Again => held.add(key),
+                        Done::End => return,
+                    }
+                }
+                if !held.is_empty() {
+                    tracing::info!(
+                        owner,
+                        left = held.len(),
+                        "training window closed; the rest waits for the next one"
+                    );
                 }
             }
-            if !held.is_empty() {
-                tracing::info!(
-                    owner,
-                    left = held.len(),
-                    "training window closed; the rest waits for the next one"
-                );
-            }
         }
-    })
+    });
 }

@@ -17,6 +17,7 @@ use tokio::sync::{broadcast, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::step::StepGuard;
+use crate::supervise::Supervisor;
 
 /// How often sources are read: the user returning closes the window within this.
 pub const TICK: Duration = Duration::from_secs(2);
@@ -96,26 +97,15 @@ impl Windows {
         }
     }
 
-    /// Ticks every [`TICK`] until `shutdown`. Step owners watch shutdown themselves (their
+    /// Ticks every [`TICK`] until the engine stops (restarted if it panics). Step owners watch shutdown themselves (their
     /// work ends with the process); the last snapshot stays as it was.
-    pub fn spawn_ticker(&self, shutdown: CancellationToken) -> tokio::task::JoinHandle<()> {
+    pub fn spawn_ticker(&self, tasks: &Supervisor) {
         let windows = self.clone();
-        tokio::spawn(async move {
-            let mut every = tokio::time::interval(TICK);
-            every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            loop {
-                tokio::select! {
-                    _ = every.tick() => {}
-                    () = shutdown.cancelled() => break,
-                }
-                // Reading the X server's idle time is a round trip that could stall: never
-                // on a runtime worker.
-                let w = windows.clone();
-                if let Err(e) = tokio::task::spawn_blocking(move || w.tick()).await {
-                    tracing::warn!(error = %e, "training-window tick failed");
-                }
-            }
-        })
+        let shutdown = tasks.shutdown_token();
+        tasks.spawn_restarting("training-window ticker", move || {
+            let (windows, shutdown) = (windows.clone(), shutdown.clone());
+            ticker(windows, shutdown)
+        });
     }
 
     /// Reads the sources now and publishes what changed.
@@ -278,4 +268,22 @@ fn same_but_time(a: &Snapshot, b: &Snapshot) -> bool {
         && a.next == b.next
         && a.pause == b.pause
         && a.stopping == b.stopping
+}
+
+/// The ticker's loop: every [`TICK`] until `shutdown`.
+async fn ticker(windows: Windows, shutdown: CancellationToken) {
+    let mut every = tokio::time::interval(TICK);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = every.tick() => {}
+            () = shutdown.cancelled() => break,
+        }
+        // Reading the X server's idle time is a round trip that could stall: never on a
+        // runtime worker.
+        let w = windows.clone();
+        if let Err(e) = tokio::task::spawn_blocking(move || w.tick()).await {
+            tracing::warn!(error = %e, "training-window tick failed");
+        }
+    }
 }

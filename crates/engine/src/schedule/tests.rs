@@ -15,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::gate::{Done, Held, run_in_windows};
 use super::{Gate, SourcesInfo, Windows};
+use crate::supervise::Supervisor;
 
 /// A source whose reading the test sets (the user away or back).
 #[derive(Clone)]
@@ -94,9 +95,10 @@ async fn a_long_step_stops_within_seconds_of_the_user_returning() {
     let first_tick: Timestamp = "2026-12-03T10:00:01Z".parse().unwrap();
     f.clock.set(first_tick);
     let stop_ticking = CancellationToken::new();
-    windows.spawn_ticker(stop_ticking.clone());
+    let tasks = Supervisor::new(stop_ticking.clone());
+    windows.spawn_ticker(&tasks);
     // The fake step: works until told to stop, then reports (drops the guard).
-    let work = tokio::spawn(async move {
+    let work = tasks.spawn_answering("step", async move {
         step.stopped().await;
         drop(step);
     });
@@ -122,6 +124,7 @@ async fn a_long_step_stops_within_seconds_of_the_user_returning() {
     );
     assert_eq!(windows.snapshot().phase_name(), "waiting");
     stop_ticking.cancel();
+    assert!(tasks.join(Duration::from_secs(5)).await.is_empty());
 }
 
 #[tokio::test]
@@ -206,6 +209,7 @@ async fn gated_work_waits_for_a_window_and_stops_when_it_closes() {
     let calls = Arc::new(AtomicUsize::new(0));
     let (ran2, calls2) = (ran.clone(), calls.clone());
     run_in_windows(
+        &Supervisor::detached(),
         Gate::new(windows.clone()),
         "test.consolidation",
         held.clone(),
@@ -272,13 +276,19 @@ async fn ungated_work_runs_at_once() {
     let held: Arc<Held<u32>> = Arc::new(Held::default());
     let ran = Arc::new(AtomicUsize::new(0));
     let ran2 = ran.clone();
-    run_in_windows(Gate::ungated(), "test", held.clone(), move |_, _| {
-        let ran = ran2.clone();
-        async move {
-            ran.fetch_add(1, Ordering::SeqCst);
-            Done::Yes
-        }
-    });
+    run_in_windows(
+        &Supervisor::detached(),
+        Gate::ungated(),
+        "test",
+        held.clone(),
+        move |_, _| {
+            let ran = ran2.clone();
+            async move {
+                ran.fetch_add(1, Ordering::SeqCst);
+                Done::Yes
+            }
+        },
+    );
     held.add(1);
     let done = tokio::time::timeout(Duration::from_secs(5), async {
         while ran.load(Ordering::SeqCst) == 0 {

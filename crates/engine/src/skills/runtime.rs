@@ -10,11 +10,12 @@ use metaclaw_skills::retrieval::RetrievalConfig;
 use metaclaw_skills::{Library, SharedLibrary, WatchGuard};
 use metaclaw_store::Store;
 use tokio::sync::watch;
-use tokio::task::JoinHandle;
+use tokio::task::AbortHandle;
 
 use super::generation;
 use super::semantic::{self, SemanticSetup};
 use super::snapshot::{CurrentSkills, Snapshot};
+use crate::supervise::Supervisor;
 
 /// Edits usually come as a burst of events (editor temp file, rename, chmod).
 const DEBOUNCE: Duration = Duration::from_millis(300);
@@ -25,13 +26,13 @@ pub struct SkillsRuntime {
     /// The generation of the snapshot in force; changes after each swap.
     pub swapped: watch::Receiver<u64>,
     _guard: Option<WatchGuard>,
-    refresher: Option<JoinHandle<()>>,
+    refresher: Option<AbortHandle>,
     /// The first library's semantic build when there is no refresher to own it.
     _semantic: Option<AbortOnDrop>,
 }
 
 /// A background task that must not outlive its owner.
-struct AbortOnDrop(JoinHandle<()>);
+struct AbortOnDrop(AbortHandle);
 
 impl Drop for AbortOnDrop {
     fn drop(&mut self) {
@@ -39,16 +40,21 @@ impl Drop for AbortOnDrop {
     }
 }
 
-fn spawn_semantic(snapshot: Arc<Snapshot>, setup: Option<&SemanticSetup>) -> Option<AbortOnDrop> {
+fn spawn_semantic(
+    tasks: &Supervisor,
+    snapshot: Arc<Snapshot>,
+    setup: Option<&SemanticSetup>,
+) -> Option<AbortOnDrop> {
     let setup = setup?.clone();
-    Some(AbortOnDrop(tokio::spawn(semantic::fill(snapshot, setup))))
+    let fill = semantic::fill(snapshot, setup);
+    Some(AbortOnDrop(tasks.spawn("skill embeddings", fill)))
 }
 
 impl SkillsRuntime {
     /// Loads `dir`, builds the first index and keeps both up to date as files change. A
     /// watcher that cannot start (e.g. the inotify limit) leaves the library loaded but static.
     pub async fn start(dir: PathBuf, db: PathBuf, config: RetrievalConfig) -> SkillsRuntime {
-        Self::start_with(dir, db, config, None).await
+        Self::start_with(dir, db, config, None, &Supervisor::detached()).await
     }
 
     /// [`Self::start`], plus a semantic index for each library when `semantic` is given (the
@@ -58,6 +64,7 @@ impl SkillsRuntime {
         db: PathBuf,
         config: RetrievalConfig,
         semantic: Option<SemanticSetup>,
+        tasks: &Supervisor,
     ) -> SkillsRuntime {
         let (library, guard) = match metaclaw_skills::watch(std::slice::from_ref(&dir), DEBOUNCE) {
             Ok((shared, guard)) => (Some(shared), Some(guard)),
@@ -73,11 +80,19 @@ impl SkillsRuntime {
         let snapshot = build(first, config.clone(), db.clone()).await;
         let (tx, swapped) = watch::channel(snapshot.generation);
         let current = CurrentSkills::new(snapshot);
-        let first = spawn_semantic(current.get(), semantic.as_ref());
+        let first = spawn_semantic(tasks, current.get(), semantic.as_ref());
         let (refresher, first) = match library {
             Some(shared) => {
-                let refresh = refresh(shared, current.clone(), config, db, tx, semantic, first);
-                (Some(tokio::spawn(refresh)), None)
+                let refresh = Refresh {
+                    current: current.clone(),
+                    config,
+                    db,
+                    swapped: tx,
+                    semantic,
+                    tasks: tasks.clone(),
+                };
+                let task = refresh.run(shared, first);
+                (Some(tasks.spawn("skill library reload", task)), None)
             }
             None => (None, first),
         };
@@ -100,28 +115,32 @@ impl Drop for SkillsRuntime {
     }
 }
 
-/// Rebuilds the index after every reload and swaps it in whole. A semantic build still
-/// running for the previous library is dropped (aborted): its result would be stale.
-async fn refresh(
-    shared: SharedLibrary,
+/// What the reload task keeps.
+struct Refresh {
     current: CurrentSkills,
     config: RetrievalConfig,
     db: PathBuf,
     swapped: watch::Sender<u64>,
     semantic: Option<SemanticSetup>,
-    mut pending: Option<AbortOnDrop>,
-) {
-    let mut changes = shared.subscribe();
-    while changes.changed().await.is_ok() {
-        // The watcher reports only content changes, so every one is worth a rebuild.
-        let snapshot = build(shared.current(), config.clone(), db.clone()).await;
-        let generation = snapshot.generation;
-        let skills = snapshot.library.len();
-        let snapshot = current.set(snapshot);
-        let stale = std::mem::replace(&mut pending, spawn_semantic(snapshot, semantic.as_ref()));
-        drop(stale);
-        swapped.send_replace(generation);
-        tracing::info!(skills, generation, "skill library reloaded");
+    tasks: Supervisor,
+}
+
+impl Refresh {
+    /// Rebuilds the index after every reload and swaps it in whole. A semantic build still
+    /// running for the previous library is dropped (aborted): its result would be stale.
+    async fn run(self, shared: SharedLibrary, mut pending: Option<AbortOnDrop>) {
+        let mut changes = shared.subscribe();
+        while changes.changed().await.is_ok() {
+            // The watcher reports only content changes, so every one is worth a rebuild.
+            let snapshot = build(shared.current(), self.config.clone(), self.db.clone()).await;
+            let generation = snapshot.generation;
+            let skills = snapshot.library.len();
+            let snapshot = self.current.set(snapshot);
+            let next = spawn_semantic(&self.tasks, snapshot, self.semantic.as_ref());
+            drop(std::mem::replace(&mut pending, next));
+            self.swapped.send_replace(generation);
+            tracing::info!(skills, generation, "skill library reloaded");
+        }
     }
 }
 

@@ -1,10 +1,12 @@
 //! The status lines for what went wrong out of sight: lost recordings, failing learning,
-//! the cost of learning calls, and which problem was the newest.
+//! background tasks that panicked, the cost of learning calls, and which problem was the
+//! newest.
 
 use std::time::SystemTime;
 
 use metaclaw_engine::admin::{Health, Status};
 use metaclaw_engine::llm::calls::{CallCounts, LearningCalls};
+use metaclaw_engine::supervise::{TaskReport, TaskState};
 
 /// Turns lost on the way to the database, one line per cause.
 pub fn recorder_lines(h: &Health) -> Vec<String> {
@@ -57,6 +59,45 @@ pub fn learning_lines(h: &Health) -> Vec<String> {
         .collect()
 }
 
+/// The background tasks in a few words: how many run, restart or failed.
+pub fn tasks_line(tasks: &[TaskReport]) -> String {
+    let count = |state| tasks.iter().filter(|t| t.state == state).count();
+    let mut line = format!("{} background tasks running", count(TaskState::Running));
+    for (state, word) in [
+        (TaskState::Restarting, "restarting"),
+        (TaskState::Failed, "failed"),
+    ] {
+        let n = count(state);
+        if n > 0 {
+            line.push_str(&format!(", {n} {word}"));
+        }
+    }
+    line
+}
+
+/// One line per task that ever panicked: which, how often restarted, the last panic.
+pub fn task_problems(tasks: &[TaskReport]) -> Vec<String> {
+    tasks
+        .iter()
+        .filter_map(|t| {
+            let panic = t.last_panic.as_deref()?;
+            let state = match t.state {
+                TaskState::Running => "running again",
+                TaskState::Restarting => "restarting",
+                TaskState::Ended => "ended",
+                TaskState::Failed => "stopped",
+            };
+            Some(format!(
+                "{} {state} after a panic ({} restart{}){}: {panic}",
+                t.name,
+                t.restarts,
+                if t.restarts == 1 { "" } else { "s" },
+                when(t.last_panic_ms)
+            ))
+        })
+        .collect()
+}
+
 pub fn calls_line(c: &LearningCalls) -> String {
     let purposes: Vec<String> = c
         .by_purpose
@@ -96,7 +137,7 @@ pub fn last_error(s: &Status) -> Option<String> {
         (Some(e), at) => Some((e.clone(), at.map_or(0, |a| i64::try_from(a).unwrap_or(0)))),
         _ => None,
     };
-    let newest = [proxy, s.health.newest()]
+    let newest = [proxy, s.health.newest(&s.tasks)]
         .into_iter()
         .flatten()
         .max_by_key(|(_, at)| *at)
@@ -174,7 +215,47 @@ mod tests {
             "{learning:?}"
         );
         assert!(learning[0].ends_with("; 1 stretch of turns given up on"));
-        let newest = h.newest().unwrap();
+        let newest = h.newest(&[]).unwrap();
         assert!(newest.0.starts_with("skill evolution: "), "{newest:?}");
+    }
+
+    #[test]
+    fn tasks_are_counted_and_panics_named() {
+        let now = metaclaw_engine::recorder::unix_ms(SystemTime::now());
+        let task = |name: &str, state, restarts, panic: Option<&str>| TaskReport {
+            name: name.into(),
+            state,
+            restarts,
+            last_panic: panic.map(str::to_owned),
+            last_panic_ms: panic.map(|_| now - 3_000),
+        };
+        let tasks = [
+            task("proxy server", TaskState::Running, 0, None),
+            task(
+                "memory worker",
+                TaskState::Running,
+                1,
+                Some("index out of range"),
+            ),
+            task("rl judge", TaskState::Restarting, 3, Some("bad sample")),
+            task("rl rollout", TaskState::Failed, 0, Some("no tasks file")),
+        ];
+        assert_eq!(
+            tasks_line(&tasks),
+            "2 background tasks running, 1 restarting, 1 failed"
+        );
+        let problems = task_problems(&tasks);
+        assert_eq!(problems.len(), 3);
+        assert!(
+            problems[0]
+                .starts_with("memory worker running again after a panic (1 restart) (3s ago"),
+            "{problems:?}"
+        );
+        assert!(
+            problems[0].ends_with(": index out of range"),
+            "{problems:?}"
+        );
+        assert!(problems[1].starts_with("rl judge restarting after a panic (3 restarts)"));
+        assert!(problems[2].starts_with("rl rollout stopped after a panic (0 restarts)"));
     }
 }

@@ -39,6 +39,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::service::{Learning, Link, pause};
 use crate::config::RlConfig;
+use crate::supervise::Supervisor;
 use command::run_command;
 use reply::{read_reply, tools};
 use tasks::{Task, load_tasks, session_id};
@@ -96,7 +97,7 @@ pub fn spawn(
     rl: &RlConfig,
     addr: SocketAddr,
     proxy_key: Option<String>,
-    shutdown: &CancellationToken,
+    tasks: &Supervisor,
 ) {
     let dir = rl.openclaw_env_data_dir.trim();
     if dir.is_empty() {
@@ -130,8 +131,8 @@ pub fn spawn(
         concurrency: usize::try_from(rl.openclaw_env_concurrency.max(1)).unwrap_or(1),
         max_steps: usize::try_from(rl.openclaw_env_max_steps.max(1)).unwrap_or(1),
     };
-    let shutdown = shutdown.clone();
-    tokio::spawn(async move {
+    let shutdown = tasks.shutdown_token();
+    tasks.spawn("rl rollout", async move {
         let Some(tasks) = load_tasks(&file).await else {
             return;
         };

@@ -23,6 +23,7 @@ use crate::llm::{self, Completion, Endpoint, Failure};
 use crate::recorder::{RecorderHandle, unix_ms};
 use crate::schedule::{Gate, Permit, StopSignal};
 use crate::skills::CurrentSkills;
+use crate::supervise::Supervisor;
 
 /// Evolutions waiting; beyond this a trigger is dropped (logged): the next one will cover
 /// the same turns, since each reads everything not yet evolved on.
@@ -61,6 +62,7 @@ pub struct Evolution {
 }
 
 /// What the worker needs.
+#[derive(Clone)]
 pub struct Worker {
     pub endpoint: Endpoint,
     pub http: reqwest::Client,
@@ -87,6 +89,17 @@ impl Evolution {
 
     /// Like [`Evolution::start_gated`], announcing written skills on `events`.
     pub fn start_reporting(worker: Worker, gate: Gate, events: Events) -> Evolution {
+        Self::start_supervised(worker, gate, events, &Supervisor::detached())
+    }
+
+    /// [`Evolution::start_reporting`] with its worker under `tasks`: a worker that panics
+    /// starts again on the same queue (the evolution it was running is lost).
+    pub fn start_supervised(
+        worker: Worker,
+        gate: Gate,
+        events: Events,
+        tasks: &Supervisor,
+    ) -> Evolution {
         let (tx, rx) = mpsc::channel(QUEUE);
         let settings = worker.settings.clone();
         let pacing = Arc::new(Pacing::new(OWNER_HEALTH));
@@ -97,7 +110,11 @@ impl Evolution {
             deferred: Arc::clone(&deferred),
             queued: Arc::clone(&queued),
         };
-        tokio::spawn(run(worker, rx, gate, events, paced));
+        let rx = Arc::new(tokio::sync::Mutex::new(rx));
+        tasks.spawn_restarting("skill evolution worker", move || {
+            let (worker, rx, gate) = (worker.clone(), Arc::clone(&rx), gate.clone());
+            run(worker, rx, gate, events.clone(), paced.clone())
+        });
         Evolution {
             tx,
             settings,
@@ -213,6 +230,7 @@ impl Evolution {
 }
 
 /// The back-off and the triggers it holds, as the worker uses them.
+#[derive(Clone)]
 struct Paced {
     pacing: Arc<Pacing>,
     deferred: Arc<Deferred<Trigger>>,
@@ -234,11 +252,13 @@ impl Paced {
 
 async fn run(
     mut worker: Worker,
-    mut jobs: mpsc::Receiver<Job>,
+    jobs: Arc<tokio::sync::Mutex<mpsc::Receiver<Job>>>,
     gate: Gate,
     events: Events,
     paced: Paced,
 ) {
+    // Held for the worker's life; a panic drops it, so the restarted worker takes it over.
+    let mut jobs = jobs.lock().await;
     let pacing = &paced.pacing;
     // Automatic evolutions waiting for a window, one per session: each reads every turn of
     // its session not yet evolved on, so a second trigger adds nothing.
