@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every test: the web UI's (Vitest), formatting, lints, the Rust suites (unit, integration,
+# Runs every test: the web UI's type checks (tsc, svelte-check) and Vitest, formatting, lints
+# (the desktop and the headless binary), the Rust suites (unit first, then integration and
 # end-to-end), the Python SDK client tests and the UI's end-to-end tests (headless Chromium),
 # inside a private D-Bus session with a throwaway unlocked keyring.
 set -euo pipefail
@@ -10,11 +11,17 @@ bash scripts/deps.sh
 # tests drive serves the real UI.
 command -v npm >/dev/null || { echo "Node.js 20+ with npm is required to build and test the UI" >&2; exit 1; }
 npm --prefix ui ci --no-audit --no-fund
+npm --prefix ui run check
 npm --prefix ui run build
 npm --prefix ui test -- --run
 
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
+# The headless binary (no tray, no window: servers and containers) is built and linted too.
+cargo clippy -p metaclaw --no-default-features --all-targets --locked -- -D warnings
+cargo build -p metaclaw --no-default-features --locked --bin metaclaw
+target/debug/metaclaw --version
+# The desktop build replaces it: the end-to-end tests drive the binary users install.
 cargo build --workspace --locked --bins
 
 venv=target/pyenv
@@ -32,7 +39,11 @@ export FAKE_UPSTREAM_BIN="$PWD/target/debug/fake-upstream"
 dbus-run-session -- bash -euo pipefail -c '
   export XDG_DATA_HOME="$(mktemp -d)"
   echo -n "throwaway-test-keyring" | gnome-keyring-daemon --unlock --components=secrets >/dev/null
-  cargo test --workspace --locked
+  # Fast stage first (unit tests), so a failure shows in minutes; then the slow stage:
+  # integration and end-to-end suites, the client SDKs, the UI end to end.
+  cargo test --workspace --locked --lib --bins
+  cargo test --workspace --locked --test "*"
+  cargo test --workspace --locked --doc
   target/pyenv/bin/python -m pytest -q tests/python
   npm --prefix tests/ui-e2e ci --no-audit --no-fund
   node tests/ui-e2e/run.mjs

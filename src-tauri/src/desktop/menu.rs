@@ -178,12 +178,12 @@ pub enum TrayState {
 impl TrayState {
     pub fn icon_png(self) -> &'static [u8] {
         match self {
-            TrayState::Stopped => include_bytes!("../../icons/stopped.png"),
-            TrayState::Serving => include_bytes!("../../icons/serving.png"),
-            TrayState::Waiting => include_bytes!("../../icons/waiting.png"),
-            TrayState::Training => include_bytes!("../../icons/training.png"),
-            TrayState::Paused => include_bytes!("../../icons/paused.png"),
-            TrayState::Error => include_bytes!("../../icons/error.png"),
+            TrayState::Stopped => include_bytes!("../../../icons/stopped.png"),
+            TrayState::Serving => include_bytes!("../../../icons/serving.png"),
+            TrayState::Waiting => include_bytes!("../../../icons/waiting.png"),
+            TrayState::Training => include_bytes!("../../../icons/training.png"),
+            TrayState::Paused => include_bytes!("../../../icons/paused.png"),
+            TrayState::Error => include_bytes!("../../../icons/error.png"),
         }
     }
 }
