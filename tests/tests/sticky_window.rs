@@ -11,9 +11,9 @@ use std::sync::{Arc, Mutex};
 
 use common::{Collect, PROXY_KEY, UPSTREAM_KEY, upstream};
 use metaclaw_e2e::fake_upstream::{FakeOptions, FakeUpstream};
-use metaclaw_proxy::pipeline::sticky::{Limits, Sticky};
 use metaclaw_proxy::seams::{BoxFuture, Injection, Injector, Protocol, StickyStore, TurnContext};
 use metaclaw_proxy::{AppState, Placement, ProxyConfig, SharedState};
+use metaclaw_proxy::{Sticky, StickyLimits as Limits};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 

@@ -3,22 +3,24 @@
 //! Nothing here knows about skills, memory or storage: the engine plugs those in through
 //! [`seams`].
 
-pub mod auth;
-pub mod config;
+mod auth;
+mod config;
 pub mod error;
 mod listen;
-pub mod metrics;
-pub mod pipeline;
-pub mod redact;
-pub mod relay;
-pub mod routes;
+mod metrics;
+mod pipeline;
+mod redact;
+mod relay;
+mod routes;
 pub mod seams;
-pub mod server;
-pub mod session;
-pub mod state;
-pub mod stats;
-pub mod upstream;
+mod server;
+mod session;
+mod state;
+mod stats;
+mod upstream;
 
+pub use auth::{bearer_token, require_key};
 pub use config::{Placement, ProxyConfig, UpstreamConfig};
+pub use pipeline::sticky::{Limits as StickyLimits, Sticky};
 pub use server::{check_bind, guard, router, serve};
 pub use state::{AppState, SharedState};

@@ -90,7 +90,7 @@ pub fn router(state: Arc<AdminState>) -> Router {
 }
 
 async fn require_token(State(state): State<Arc<AdminState>>, req: Request, next: Next) -> Response {
-    let presented = metaclaw_proxy::auth::bearer_token(req.headers()).unwrap_or_default();
+    let presented = metaclaw_proxy::bearer_token(req.headers()).unwrap_or_default();
     if bool::from(presented.as_bytes().ct_eq(state.token.as_bytes())) {
         return next.run(req).await;
     }

@@ -49,7 +49,7 @@ fn error(status: StatusCode, message: &str) -> Response {
 /// The key check and the memory-off answer every route starts with.
 #[allow(clippy::result_large_err, reason = "the error is the response to send")]
 fn admit<'s>(state: &'s CompatState, headers: &HeaderMap) -> Result<&'s Memory, Response> {
-    if let Err(e) = metaclaw_proxy::auth::require_key(
+    if let Err(e) = metaclaw_proxy::require_key(
         Protocol::Openai,
         headers,
         state.proxy.config.api_key.as_deref(),

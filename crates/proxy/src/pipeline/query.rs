@@ -6,8 +6,6 @@
 use metaclaw_wire::reader;
 use serde_json::{Map, Value};
 
-pub use metaclaw_wire::reader::content_text;
-
 /// Characters of a message retrieval reads: its start and its end. A pasted log or file can
 /// be megabytes; ranking skills and memories on all of it cost seconds and hundreds of MB per
 /// request and finds nothing a few thousand characters from each end do not.
@@ -23,11 +21,6 @@ pub fn retrieval_query(body: &Map<String, Value>) -> String {
 /// envelopes such as OpenClaw's internal-context message.
 pub fn human_user_messages(body: &Map<String, Value>) -> Vec<usize> {
     reader::user_turns(body).iter().map(|t| t.index).collect()
-}
-
-/// The user's own words in one message's text.
-pub fn strip_metadata(text: &str) -> String {
-    reader::own_words(text)
 }
 
 /// The first `QUERY_HEAD_CHARS` and last `QUERY_TAIL_CHARS` characters.
@@ -63,7 +56,7 @@ mod tests {
     #[test]
     fn strips_openclaw_metadata() {
         let text = "Conversation info (untrusted metadata):\n```json\n{\"chat\": \"x\"}\n```\n\nSender (untrusted metadata):\n{\n  \"name\": \"ann\"\n}\nRuntime: agent=main | host=box\nWhat is the latest news on Rust?";
-        assert_eq!(strip_metadata(text), "What is the latest news on Rust?");
+        assert_eq!(reader::own_words(text), "What is the latest news on Rust?");
     }
 
     #[test]
@@ -80,8 +73,8 @@ mod tests {
     #[test]
     fn strips_injected_block_and_wrappers() {
         let text = "fix the bug\n<metaclaw-context>\n## Skills\nstuff\n</metaclaw-context>\n<internal-context>x</internal-context>";
-        assert_eq!(strip_metadata(text), "fix the bug");
-        assert_eq!(strip_metadata("[Queued message 2]\nhello"), "hello");
+        assert_eq!(reader::own_words(text), "fix the bug");
+        assert_eq!(reader::own_words("[Queued message 2]\nhello"), "hello");
     }
 
     #[test]

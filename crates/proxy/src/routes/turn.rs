@@ -54,6 +54,7 @@ async fn turn(state: &SharedState, client: Protocol, headers: HeaderMap, body: B
     // The parsed body is all that is needed from here on; a huge body is not held twice.
     drop(bytes);
     let meta = session::resolve(client, &headers, &mut map, &state.default_scope);
+    tracing::debug!(session = %meta.session_id, source = ?meta.source, "session resolved");
     state
         .sessions
         .touch(&meta.session_id, &meta.scope, meta.turn_type);

@@ -4,5 +4,5 @@ mod fingerprint;
 mod registry;
 mod resolve;
 
-pub use registry::{QUIET_AFTER, QuietHook, Sessions};
-pub use resolve::{RequestMeta, SessionSource, resolve};
+pub use registry::Sessions;
+pub use resolve::{RequestMeta, resolve};

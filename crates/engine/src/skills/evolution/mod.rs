@@ -3,12 +3,8 @@
 //! and proposes skills; accepted ones are written to the library, which reloads itself.
 //! One evolution at a time; failures are logged as events and never touch a chat request.
 
-mod digest;
 mod job;
-mod sink;
 mod worker;
 
-pub use digest::digests;
 pub use job::{Outcome, Trigger};
-pub use sink::LearningSink;
 pub use worker::{Evolution, EvolutionSettings, Worker};

@@ -12,10 +12,10 @@ use metaclaw_store::{NewSkillEvent, RejectedSkill, Store};
 use serde_json::json;
 use tokio::sync::{mpsc, oneshot, watch};
 
-use super::digest::digests as read_digests;
 use super::job::{Job, Outcome, Trigger};
 use crate::events::{EngineEvent, Events};
 use crate::learned_turns;
+use crate::learned_turns::digests as read_digests;
 use crate::llm::calls::Purpose;
 use crate::llm::pacing::{Decision, Deferred, JobHealth, MAX_ATTEMPTS, Pacing};
 use crate::llm::queued::Queued;

@@ -4,9 +4,9 @@
 //! it ran into. A tool round trip is several recorded turns for one request of the user's;
 //! they are read as one, so the user's words reach the learning model once.
 
-use metaclaw_proxy::pipeline::query::{content_text, human_user_messages, strip_metadata};
 use metaclaw_skills::evolve::TurnDigest;
 use metaclaw_store::TurnRow;
+use metaclaw_wire::reader::{self, content_text, own_words};
 use serde_json::Value;
 
 /// Tool output worth showing as an error is cut to this many characters.
@@ -41,9 +41,9 @@ pub fn digests(rows: &[TurnRow]) -> Vec<(&TurnRow, TurnDigest)> {
 /// message follows the user's newest words).
 fn read(turn: &TurnRow) -> Option<(TurnDigest, bool)> {
     let request: Value = serde_json::from_str(&turn.request_json).ok()?;
-    let newest_user = *human_user_messages(request.as_object()?).last()?;
+    let newest_user = reader::user_turns(request.as_object()?).last()?.index;
     let messages = request.get("messages")?.as_array()?;
-    let user = strip_metadata(&content_text(messages[newest_user].get("content")));
+    let user = own_words(&content_text(messages[newest_user].get("content")));
     if user.is_empty() {
         return None;
     }
@@ -60,7 +60,7 @@ fn read(turn: &TurnRow) -> Option<(TurnDigest, bool)> {
         .reply_json
         .as_deref()
         .and_then(|r| serde_json::from_str::<Value>(r).ok())
-        .map(|r| strip_metadata(&reply_text(&r)))
+        .map(|r| own_words(&reply_text(&r)))
         .unwrap_or_default();
     let d = TurnDigest {
         user,

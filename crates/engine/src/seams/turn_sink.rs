@@ -6,10 +6,10 @@ use std::sync::{Mutex, PoisonError};
 
 use metaclaw_proxy::seams::{EndReason, SessionEvent, TurnRecord, TurnSink, TurnType};
 
-use super::worker::Evolution;
 use crate::events::{EngineEvent, Events};
 use crate::memory::Memory;
 use crate::recorder::RecorderHandle;
+use crate::skills::evolution::Evolution;
 
 pub struct LearningSink {
     pub recorder: RecorderHandle,

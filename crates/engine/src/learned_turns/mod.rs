@@ -1,7 +1,11 @@
 //! What a learning job reads: a session's successful main turns after the last one it
 //! already learned from. Each job keeps its own mark (`<job>.<session>` in the store's state),
-//! so skill evolution and memory extraction move independently.
+//! so skill evolution and memory extraction move independently; `digest` reads each turn as
+//! they see it (the user's own words, the answer, the tool errors).
 
+mod digest;
+
+pub use digest::digests;
 use metaclaw_store::{End, Store, TurnRange, TurnRow};
 
 /// The mark's key for `job` (`skills.evolved_through`, `memory.extracted_through`).
