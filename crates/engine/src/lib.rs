@@ -4,6 +4,7 @@
 pub mod admin;
 pub mod agents;
 pub mod calendar;
+pub mod clock;
 pub mod config;
 pub mod effect;
 pub mod events;

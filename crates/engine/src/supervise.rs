@@ -7,7 +7,7 @@
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use futures_util::FutureExt;
 use serde::{Deserialize, Serialize};
@@ -159,7 +159,7 @@ impl Supervisor {
                 tracing::error!(task = %name, panic = %message, restarting = again, "background task panicked");
                 set(&shared, |r| {
                     r.last_panic = Some(message);
-                    r.last_panic_ms = Some(unix_ms());
+                    r.last_panic_ms = Some(crate::clock::now_ms());
                     r.state = if again {
                         TaskState::Restarting
                     } else {
@@ -255,12 +255,6 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
     } else {
         "a panic without a message".to_owned()
     }
-}
-
-fn unix_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 #[cfg(test)]

@@ -3,7 +3,6 @@
 //! Changes are audited under the actor `cli`.
 
 use std::io::BufReader;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use metaclaw_engine::config::Config;
 use metaclaw_engine::memory::policies;
@@ -21,9 +20,7 @@ use crate::output;
 const ACTOR: &str = "cli";
 
 fn now() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+    metaclaw_engine::clock::now_ms()
 }
 
 fn kind(name: &str) -> Result<Kind, Failure> {

@@ -16,8 +16,8 @@ use metaclaw_store::Store;
 use serde::Deserialize;
 
 use super::routes::{AdminState, error};
+use crate::clock::unix_ms;
 use crate::providers::{CostReport, cost_report, day_cost};
-use crate::recorder::unix_ms;
 
 const MAX_HOURS: u32 = 24 * 366;
 /// A quarter of a year of daily figures: one indexed range query per day.

@@ -15,9 +15,9 @@ use metaclaw_store::Store;
 use serde::Deserialize;
 
 use super::routes::{AdminState, error};
+use crate::clock::unix_ms;
 use crate::effect::label::label_new_turns;
 use crate::effect::report::{EffectReport, report};
-use crate::recorder::unix_ms;
 
 const MAX_DAYS: u32 = 92;
 /// Pages of turns labelled per call (500 each): a long backlog is caught up over a few calls.

@@ -4,7 +4,6 @@
 //! demand. Every change is written to the audit log by the memory store.
 
 use std::sync::Arc;
-use std::time::SystemTime;
 
 use axum::extract::{Path, Query, State};
 use axum::http::{StatusCode, header};
@@ -19,7 +18,6 @@ use serde_json::json;
 
 use super::routes::{AdminState, error};
 use crate::memory::Memory;
-use crate::recorder::unix_ms;
 
 /// Who the audit log names for changes made here.
 const ACTOR: &str = "user";
@@ -53,7 +51,7 @@ fn off() -> Response {
 }
 
 fn now() -> i64 {
-    unix_ms(SystemTime::now())
+    crate::clock::now_ms()
 }
 
 /// Runs a database call on a blocking thread and answers with its JSON, or a clear error.

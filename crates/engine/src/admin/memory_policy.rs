@@ -15,7 +15,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::routes::{AdminState, error};
-use crate::recorder::unix_ms;
+use crate::clock::unix_ms;
 
 /// Revisions shown with the policy.
 const HISTORY: usize = 50;

@@ -15,7 +15,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::routes::{AdminState, error};
-use crate::recorder::unix_ms;
+use crate::clock::unix_ms;
 
 const MAX_HOURS: u64 = 24 * 90;
 const MAX_BUCKETS: usize = 500;

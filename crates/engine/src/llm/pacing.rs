@@ -12,7 +12,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Mutex, PoisonError};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 use tokio::sync::Notify;
@@ -315,7 +315,7 @@ fn forget_one(sessions: &mut HashMap<String, Session>) {
 }
 
 fn now_ms() -> i64 {
-    crate::recorder::unix_ms(SystemTime::now())
+    crate::clock::now_ms()
 }
 
 #[cfg(test)]

@@ -15,12 +15,13 @@ use rusqlite::Connection;
 use serde::Serialize;
 
 use super::apply::{Applied, Origin, apply};
+use crate::clock::unix_ms;
 use crate::learned_turns;
 use crate::learned_turns::digests;
 use crate::llm::calls::Purpose;
 use crate::llm::pacing::{Decision, MAX_ATTEMPTS, Pacing};
 use crate::llm::{self, Completion, Endpoint, Failure};
-use crate::recorder::{RecorderHandle, unix_ms};
+use crate::recorder::RecorderHandle;
 
 /// Units the extraction model is shown so it reuses their slots.
 const KNOWN: u32 = 40;

@@ -15,8 +15,8 @@ use metaclaw_memory::db;
 use metaclaw_skills::retrieval::content_hash;
 use metaclaw_store::Store;
 
+use crate::clock::unix_ms;
 use crate::llm::{self, Endpoint, QueryEmbedder, dot, normalise};
-use crate::recorder::unix_ms;
 
 /// Most units indexed per scope, the most recently edited first: 20,000 vectors of 1,536
 /// floats are 120 MB, which is as much as a tray app should hold. Older units stay

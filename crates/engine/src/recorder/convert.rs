@@ -1,7 +1,7 @@
 //! `TurnRecord` → `NewTurn`, on the recorder thread: streamed replies are assembled into
 //! the JSON a non-streaming call would have returned, and token usage is read from it.
 
-use std::time::{SystemTime, UNIX_EPOCH};
+use crate::clock::unix_ms;
 
 use bytes::Bytes;
 use metaclaw_proxy::seams::{Protocol, ReplyCapture, TurnRecord};
@@ -64,11 +64,6 @@ fn into_text(request: Bytes) -> String {
 }
 
 /// Milliseconds since the Unix epoch (0 for a clock set before 1970).
-pub fn unix_ms(at: SystemTime) -> i64 {
-    at.duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-}
-
 struct Reply {
     json: Option<String>,
     usage: TokenUsage,

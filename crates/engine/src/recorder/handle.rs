@@ -9,8 +9,8 @@ use bytes::Bytes;
 use metaclaw_proxy::seams::{ReplyCapture, SessionEvent, TurnRecord, TurnSink};
 use metaclaw_store::NewBlock;
 
-use super::convert::unix_ms;
 use super::{Message, RecorderError, RecorderHealth};
+use crate::clock::unix_ms;
 
 const WARN_EVERY_MS: u64 = 1000;
 

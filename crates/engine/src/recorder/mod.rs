@@ -20,7 +20,6 @@ use serde::{Deserialize, Serialize};
 use metaclaw_proxy::seams::{SessionEvent, TurnRecord};
 use metaclaw_store::{NewBlock, Store, StoreError};
 
-pub use convert::unix_ms;
 pub use handle::RecorderHandle;
 pub use worker::RecorderWorker;
 

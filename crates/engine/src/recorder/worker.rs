@@ -10,9 +10,10 @@ use std::time::{Duration, Instant};
 use metaclaw_proxy::seams::SessionEvent;
 use metaclaw_store::{NewBlock, NewTurn, Store};
 
-use super::convert::{new_turn, unix_ms};
+use super::convert::new_turn;
 use super::handle::{RecorderHandle, weight};
 use super::{Message, RecorderError};
+use crate::clock::unix_ms;
 
 /// Where today's learning calls are kept across a restart (see `llm::calls`).
 pub(super) const LEARNING_CALLS_KEY: &str = "learning_calls.today";

@@ -120,9 +120,7 @@ pub(super) async fn pause(d: Duration, shutdown: &tokio_util::sync::Cancellation
 }
 
 pub(super) fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+    crate::clock::now_ms()
 }
 
 pub(super) fn ordering() -> Ordering {

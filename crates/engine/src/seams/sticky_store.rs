@@ -11,7 +11,8 @@ use std::time::{Duration, SystemTime};
 use metaclaw_proxy::seams::{BoxFuture, Injection, StickyStore};
 use metaclaw_store::{NewBlock, Store, StoreError};
 
-use crate::recorder::{RecorderHandle, unix_ms};
+use crate::clock::unix_ms;
+use crate::recorder::RecorderHandle;
 
 /// Blocks older than this are deleted at start: a provider's prompt cache lives minutes to
 /// an hour, so a conversation resumed after weeks gains nothing from its old bytes.

@@ -8,7 +8,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use metaclaw_skills::Library;
 use metaclaw_skills::retrieval::{Fusion, content_hash, embedding_text};
@@ -181,9 +181,7 @@ async fn blocking<T: Send + 'static>(
 }
 
 fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+    crate::clock::now_ms()
 }
 
 #[cfg(test)]

@@ -2,8 +2,6 @@
 //! background tasks that panicked, the cost of learning calls, and which problem was the
 //! newest.
 
-use std::time::SystemTime;
-
 use metaclaw_engine::admin::{Health, Status};
 use metaclaw_engine::llm::calls::{CallCounts, LearningCalls};
 use metaclaw_engine::supervise::{TaskReport, TaskState};
@@ -151,7 +149,7 @@ fn when(at_ms: Option<i64>) -> String {
 }
 
 fn relative(at_ms: i64) -> String {
-    let now = metaclaw_engine::recorder::unix_ms(SystemTime::now());
+    let now = metaclaw_engine::clock::now_ms();
     let (secs, future) = if at_ms >= now {
         ((at_ms - now) / 1000, true)
     } else {
@@ -179,7 +177,7 @@ mod tests {
 
     #[test]
     fn losses_and_failing_jobs_are_worded() {
-        let now = metaclaw_engine::recorder::unix_ms(SystemTime::now());
+        let now = metaclaw_engine::clock::now_ms();
         let h = Health {
             database: None,
             recorder: RecorderHealth {
@@ -221,7 +219,7 @@ mod tests {
 
     #[test]
     fn tasks_are_counted_and_panics_named() {
-        let now = metaclaw_engine::recorder::unix_ms(SystemTime::now());
+        let now = metaclaw_engine::clock::now_ms();
         let task = |name: &str, state, restarts, panic: Option<&str>| TaskReport {
             name: name.into(),
             state,

@@ -13,6 +13,7 @@ use serde_json::json;
 use tokio::sync::{mpsc, oneshot, watch};
 
 use super::job::{Job, Outcome, Trigger};
+use crate::clock::unix_ms;
 use crate::events::{EngineEvent, Events};
 use crate::learned_turns;
 use crate::learned_turns::digests as read_digests;
@@ -20,7 +21,7 @@ use crate::llm::calls::Purpose;
 use crate::llm::pacing::{Decision, Deferred, JobHealth, MAX_ATTEMPTS, Pacing};
 use crate::llm::queued::Queued;
 use crate::llm::{self, Completion, Endpoint, Failure};
-use crate::recorder::{RecorderHandle, unix_ms};
+use crate::recorder::RecorderHandle;
 use crate::schedule::{Gate, Permit, StopSignal};
 use crate::skills::CurrentSkills;
 use crate::supervise::Supervisor;
