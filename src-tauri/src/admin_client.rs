@@ -6,7 +6,23 @@ use metaclaw_engine::paths::Paths;
 use metaclaw_engine::runfiles::RunInfo;
 use serde_json::Value;
 
-use crate::exit::Failure;
+use crate::exit::{Failure, NOT_RUNNING};
+
+/// The running engine's client, `None` when MetaClaw is not running.
+pub fn running(paths: &Paths) -> Result<Option<AdminClient>, Failure> {
+    match AdminClient::connect(paths) {
+        Ok(c) => Ok(Some(c)),
+        Err(f) if f.code == NOT_RUNNING => Ok(None),
+        Err(f) => Err(f),
+    }
+}
+
+/// A runtime for one command's calls to the engine.
+pub fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
+    Ok(tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?)
+}
 
 pub struct AdminClient {
     base: String,
@@ -74,6 +90,21 @@ impl AdminClient {
                 .body(body.to_string()),
         )
         .await
+    }
+
+    /// PATCH with a JSON body.
+    pub async fn patch_json(&self, path: &str, body: &Value) -> Result<Value, Failure> {
+        self.send(
+            self.http
+                .patch(format!("{}{path}", self.base))
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .body(body.to_string()),
+        )
+        .await
+    }
+
+    pub async fn delete(&self, path: &str) -> Result<Value, Failure> {
+        self.call(reqwest::Method::DELETE, path).await
     }
 
     /// POST whose answer the caller reads whatever its status (an endpoint whose error

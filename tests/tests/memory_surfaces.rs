@@ -11,7 +11,7 @@ use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use metaclaw_e2e::fake_upstream::{FakeOptions, FakeUpstream};
-use reqwest::Method;
+use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use common::daemon::{Home, stdout};
@@ -312,4 +312,61 @@ fn cli_pins_unpins_and_softly_forgets() {
         home.run(&["memory", "pin", "no-such-unit"]).status.code(),
         Some(1)
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn cli_changes_go_through_the_running_engine() {
+    let d = Daemon::start("").await;
+    let o = d.home.run(&[
+        "memory",
+        "add",
+        "Deploys happen on Tuesdays.",
+        "--kind",
+        "project_state",
+    ]);
+    assert!(o.status.success(), "{o:?}");
+    let id = stdout(&o)
+        .trim()
+        .trim_start_matches("remembered ")
+        .to_string();
+    let o = d
+        .home
+        .run(&["memory", "edit", &id, "Deploys happen on Wednesdays."]);
+    assert!(o.status.success(), "{o:?}");
+    assert_eq!(stdout(&o).trim(), format!("{id} is now version 2"));
+    let o = d.home.run(&["memory", "pin", &id]);
+    assert!(o.status.success(), "{o:?}");
+
+    // The engine's own service wrote them: audited as the dashboard's changes are.
+    let (s, shown) = d
+        .admin(Method::GET, &format!("/api/memory/{id}"), None)
+        .await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(shown["unit"]["content"], "Deploys happen on Wednesdays.");
+    assert_eq!(shown["unit"]["pinned"], true);
+    let actors: Vec<&str> = shown["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["actor"].as_str().unwrap())
+        .collect();
+    assert!(
+        !actors.is_empty() && actors.iter().all(|a| *a == "user"),
+        "{shown}"
+    );
+
+    // A kind the CLI does not know is refused before anything is sent, as when stopped.
+    let o = d.home.run(&["memory", "add", "x", "--kind", "mood"]);
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    // A change the engine refuses is the CLI's error, with the engine's reason.
+    let o = d.home.run(&["memory", "pin", "no-such-unit"]);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("404"), "{o:?}");
+
+    let o = d.home.run(&["memory", "forget", &id, "--purge"]);
+    assert!(o.status.success(), "{o:?}");
+    let (s, _) = d
+        .admin(Method::GET, &format!("/api/memory/{id}"), None)
+        .await;
+    assert_eq!(s, StatusCode::NOT_FOUND);
 }

@@ -300,9 +300,7 @@ impl Drop for Scratch {
 }
 
 fn verify(env: &Env, store: &SecretStore, name: &str) -> Outcome {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
+    let runtime = crate::admin_client::runtime()?;
     let result = agents::endpoint(env, store, name)
         .and_then(|ep| runtime.block_on(agents::verify(name, &ep, agents::VERIFY_TIMEOUT)));
     match result {

@@ -34,9 +34,7 @@ pub fn download(paths: &Paths, args: DownloadArgs) -> Outcome {
         "Downloading the {model} tokenizer from {} …",
         source.base_url.trim_end_matches('/')
     ));
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
+    let runtime = crate::admin_client::runtime()?;
     let dir = runtime
         .block_on(download_tokenizer(&source, &paths.home, &model))
         .map_err(|e| Failure::error(format!("cannot download the {model} tokenizer: {e}")))?;

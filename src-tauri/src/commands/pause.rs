@@ -17,7 +17,7 @@ pub fn pause(paths: &Paths, duration: Option<&str>, until: Option<&str>) -> Outc
         Some(t) => json!({"until": t.to_string()}),
         None => json!({}),
     };
-    let status = match client::running(paths)? {
+    let status = match crate::admin_client::running(paths)? {
         Some(_) => client::post(paths, "/api/scheduler/pause", &body)?,
         None => {
             offline::pause(paths, end).map_err(Failure::error)?;
@@ -37,7 +37,7 @@ pub fn pause(paths: &Paths, duration: Option<&str>, until: Option<&str>) -> Outc
 }
 
 pub fn resume(paths: &Paths) -> Outcome {
-    match client::running(paths)? {
+    match crate::admin_client::running(paths)? {
         Some(_) => {
             let status = client::post(paths, "/api/scheduler/resume", &json!({}))?;
             let words = text::render_now(&status);

@@ -30,9 +30,7 @@ pub fn run(paths: &Paths, as_json: bool) -> Outcome {
         }
         Err(f) => return Err(f),
     };
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
+    let runtime = crate::admin_client::runtime()?;
     let value = runtime.block_on(client.get("/api/status"))?;
     // Weight learning and the training windows; status still answers if these do not.
     let learning = runtime.block_on(client.get("/api/learning"));

@@ -14,9 +14,7 @@ const GRACE: Duration = Duration::from_secs(20);
 pub fn run(paths: &Paths) -> Outcome {
     let client = AdminClient::connect(paths)?;
     let pid = client.pid;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
+    let runtime = crate::admin_client::runtime()?;
     if let Err(e) = runtime.block_on(client.post("/api/shutdown")) {
         return Err(Failure::error(format!(
             "{}; stop it with `kill {pid}`",

@@ -27,9 +27,7 @@ pub struct StepAnswer {
 
 pub fn run(paths: &Paths, as_json: bool) -> Outcome {
     let client = AdminClient::connect(paths)?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
+    let runtime = crate::admin_client::runtime()?;
     let answer = runtime.block_on(request(&client))?;
     if as_json {
         output::line(&answer.body);

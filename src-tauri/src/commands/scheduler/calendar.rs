@@ -7,6 +7,7 @@ use metaclaw_engine::config::{self, Config};
 use metaclaw_engine::paths::Paths;
 use metaclaw_engine::secrets::{Backend, SecretStore};
 
+use crate::admin_client::runtime;
 use crate::cli::CalendarCommand;
 use crate::exit::{Failure, Outcome};
 use crate::output;
@@ -20,12 +21,6 @@ pub fn run(paths: &Paths, command: CalendarCommand) -> Outcome {
         CalendarCommand::Disconnect => disconnect(paths, &store),
         CalendarCommand::Status => status(paths, &config, &store),
     }
-}
-
-fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
-    Ok(tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?)
 }
 
 fn connect(paths: &Paths, config: &Config, store: &SecretStore, no_browser: bool) -> Outcome {

@@ -4,23 +4,8 @@ use metaclaw_engine::paths::Paths;
 use metaclaw_engine::schedule::SchedulerStatus;
 use serde_json::Value;
 
-use crate::admin_client::AdminClient;
-use crate::exit::{Failure, NOT_RUNNING};
-
-/// The running engine's client, `None` when MetaClaw is not running.
-pub fn running(paths: &Paths) -> Result<Option<AdminClient>, Failure> {
-    match AdminClient::connect(paths) {
-        Ok(c) => Ok(Some(c)),
-        Err(f) if f.code == NOT_RUNNING => Ok(None),
-        Err(f) => Err(f),
-    }
-}
-
-pub fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
-    Ok(tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?)
-}
+use crate::admin_client::{AdminClient, runtime};
+use crate::exit::Failure;
 
 /// `GET /api/scheduler`, as sent (for `--json`) and parsed.
 pub fn status(client: &AdminClient) -> Result<(Value, SchedulerStatus), Failure> {

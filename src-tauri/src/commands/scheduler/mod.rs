@@ -46,7 +46,7 @@ fn next_window(paths: &Paths) -> Outcome {
 
 /// The status from the running engine, else computed here.
 fn current(paths: &Paths) -> Result<(Value, SchedulerStatus), crate::exit::Failure> {
-    if let Some(c) = client::running(paths)? {
+    if let Some(c) = crate::admin_client::running(paths)? {
         return client::status(&c);
     }
     let config = Config::load(paths)?.config;

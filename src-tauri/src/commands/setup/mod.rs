@@ -34,9 +34,7 @@ pub fn run(paths: &Paths, args: SetupArgs) -> Outcome {
         interrupt::install();
     }
     let store = SecretStore::open(paths)?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
+    let runtime = crate::admin_client::runtime()?;
 
     interrupt::set(Phase::Writing);
     bring_in::run(paths, &store, args.import.as_deref())?;

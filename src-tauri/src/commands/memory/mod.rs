@@ -1,6 +1,9 @@
-//! `metaclaw memory …`: read and change what MetaClaw remembers, straight on the database, so
-//! it works whether or not MetaClaw is running (SQLite's WAL lets it run beside the engine).
-//! Changes are audited under the actor `cli`.
+//! `metaclaw memory …`: read and change what MetaClaw remembers. Reads go straight to the
+//! database, so they work whether or not MetaClaw is running (SQLite's WAL lets them run
+//! beside the engine). Changes go through the running engine when there is one with memory
+//! on (`live`); otherwise they are made on the database, audited under the actor `cli`.
+
+mod live;
 
 use std::io::BufReader;
 
@@ -33,6 +36,9 @@ fn kind(name: &str) -> Result<Kind, Failure> {
 
 pub fn run(paths: &Paths, command: MemoryCommand) -> Outcome {
     let memory_config = Config::load(paths)?.config.memory;
+    if let Some(done) = live::try_change(paths, &command, memory_config.enabled) {
+        return done;
+    }
     let default_scope = memory_config.scope.clone();
     let configured = policies::configured(&memory_config);
     // Opening read-write creates and migrates the database on first use.
