@@ -4,8 +4,8 @@
 //! which keys it owns. The original is recorded on the first connect only, so connecting
 //! again never replaces the pre-MetaClaw file with an already-edited one.
 
-use std::fs::{self, File, OpenOptions};
-use std::io::{ErrorKind, Write};
+use std::fs;
+use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -264,61 +264,9 @@ pub(crate) fn mode_of(_meta: &fs::Metadata) -> Option<u32> {
 }
 
 /// Writes `bytes` to `path` so a reader sees the old file or the new one, never half of
-/// one: a temp file beside it (created with `mode`), fsync, rename, fsync the directory.
+/// one, with exactly `mode`.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> Result<(), ClawError> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
-        _ => PathBuf::from("."),
-    };
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.metaclaw-{}.tmp", std::process::id()));
-    let result = (|| {
-        let mut f = create_with_mode(&tmp, mode)?;
-        f.write_all(bytes).map_err(|e| ClawError::io(&tmp, e))?;
-        // The umask may have narrowed the mode at creation; set it exactly.
-        set_mode(&tmp, mode)?;
-        f.sync_all().map_err(|e| ClawError::io(&tmp, e))?;
-        drop(f);
-        fs::rename(&tmp, path).map_err(|e| ClawError::io(path, e))?;
-        sync_dir(&dir);
-        Ok(())
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result
-}
-
-#[cfg(unix)]
-fn create_with_mode(path: &Path, mode: u32) -> Result<File, ClawError> {
-    use std::os::unix::fs::OpenOptionsExt;
-    OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(mode)
-        .open(path)
-        .map_err(|e| ClawError::io(path, e))
-}
-
-#[cfg(not(unix))]
-fn create_with_mode(path: &Path, _mode: u32) -> Result<File, ClawError> {
-    OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(path)
-        .map_err(|e| ClawError::io(path, e))
-}
-
-/// Makes a rename durable; best effort (not every platform can open a directory).
-fn sync_dir(dir: &Path) {
-    if let Ok(d) = File::open(dir) {
-        let _ = d.sync_all();
-    }
+    metaclaw_files::write_atomic(path, bytes, Some(mode)).map_err(|e| ClawError::io(path, e))
 }
 
 #[cfg(test)]

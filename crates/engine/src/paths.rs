@@ -1,7 +1,7 @@
 //! Layout of `$METACLAW_HOME` (default `~/.metaclaw`) and how private files in it are written.
 
 use std::fs;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 
 /// Environment variable that relocates the whole home (tests, headless installs).
@@ -102,56 +102,13 @@ fn default_home() -> Option<PathBuf> {
         .map(|h| h.join(".metaclaw"))
 }
 
-/// Writes `contents` so readers see either the old file or the new one, never a torn write:
-/// a temporary file in the same directory (so the rename stays on one filesystem), fsync,
-/// rename over the target. The file is readable by the owner only.
+/// Writes `contents` so readers see either the old file or the new one, never a torn write
+/// (`metaclaw_files::write_atomic`), readable by the owner only; creates the directory.
 pub fn write_private_file(path: &Path, contents: &[u8]) -> io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    fs::create_dir_all(dir)?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let result = (|| {
-        let mut file = private_create(&tmp)?;
-        file.write_all(contents)?;
-        file.sync_all()?;
-        drop(file);
-        fs::rename(&tmp, path)?;
-        sync_dir(dir);
-        Ok(())
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
+    if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        fs::create_dir_all(dir)?;
     }
-    result
-}
-
-/// Creates (truncating) a file with mode 0600 on Unix.
-fn private_create(path: &Path) -> io::Result<fs::File> {
-    let mut options = fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let file = options.open(path)?;
-    // An existing file keeps its old mode through `open`; force it.
-    #[cfg(unix)]
-    file.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o600))?;
-    Ok(file)
-}
-
-/// Makes the rename durable; best effort, some platforms cannot open directories.
-fn sync_dir(dir: &Path) {
-    #[cfg(unix)]
-    if let Ok(d) = fs::File::open(dir) {
-        let _ = d.sync_all();
-    }
-    #[cfg(not(unix))]
-    let _ = dir;
+    metaclaw_files::write_atomic(path, contents, Some(0o600))
 }
 
 pub(crate) fn set_mode(path: &Path, mode: u32) -> io::Result<()> {

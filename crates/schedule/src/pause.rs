@@ -1,7 +1,6 @@
 //! The user's pause: no learning until a time, or until they resume. It survives restarts
 //! in a small JSON file.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
@@ -69,30 +68,10 @@ impl PauseFile {
         };
         let json =
             serde_json::to_vec_pretty(pause).map_err(|e| write_err(std::io::Error::other(e)))?;
-        let dir = match self.path.parent() {
-            Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        std::fs::create_dir_all(&dir).map_err(write_err)?;
-        let name = self
-            .path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "pause.json".to_string());
-        let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-        // A leftover from a crashed save would keep its old mode: start fresh.
-        let _ = std::fs::remove_file(&tmp);
-        let written = write_private(&tmp, &json).and_then(|()| std::fs::rename(&tmp, &self.path));
-        if written.is_err() {
-            let _ = std::fs::remove_file(&tmp);
+        if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(write_err)?;
         }
-        written.map_err(write_err)?;
-        // The rename is durable only once the directory is flushed; failing that is no
-        // reason to report the pause unsaved.
-        #[cfg(unix)]
-        if let Ok(d) = std::fs::File::open(&dir) {
-            let _ = d.sync_all();
-        }
+        metaclaw_files::write_atomic(&self.path, &json, Some(0o600)).map_err(write_err)?;
         Ok(())
     }
 
@@ -107,17 +86,4 @@ impl PauseFile {
             }),
         }
     }
-}
-
-fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let mut file = options.open(path)?;
-    file.write_all(bytes)?;
-    file.sync_all()
 }

@@ -2,7 +2,6 @@
 //! atomic replace so a reader (or the watcher) never sees half a file.
 
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -65,24 +64,10 @@ pub fn write_skill_atomically(dir: &Path, skill: &Skill) -> Result<PathBuf, Skil
     Ok(target)
 }
 
-/// Replaces `target` with `bytes` atomically; the temp file starts with a dot so the
+/// Replaces `target` with `bytes` atomically; the temporary file starts with a dot so the
 /// library loader and the watcher's reload ignore it if it is ever left behind.
 pub(crate) fn write_atomically(target: &Path, bytes: &[u8]) -> Result<(), SkillError> {
-    let folder = target.parent().unwrap_or(Path::new("."));
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".SKILL.md.")
-        .tempfile_in(folder)
-        .map_err(|e| SkillError::io(folder, e))?;
-    tmp.write_all(bytes)
-        .and_then(|()| tmp.as_file().sync_all())
-        .map_err(|e| SkillError::io(tmp.path(), e))?;
-    tmp.persist(target)
-        .map_err(|e| SkillError::io(target, e.error))?;
-    // Make the rename itself durable; not all platforms can open a directory for this.
-    if let Ok(d) = fs::File::open(folder) {
-        let _ = d.sync_all();
-    }
-    Ok(())
+    metaclaw_files::write_atomic(target, bytes, None).map_err(|e| SkillError::io(target, e))
 }
 
 #[cfg(test)]
