@@ -12,6 +12,7 @@ use metaclaw_store::SampleRow;
 use serde_json::{Value, json};
 
 use crate::error::LearnError;
+use crate::rl::grader_http::GraderHttp;
 use crate::rl::observe::CallObserver;
 use crate::rl::samples::SampleStore;
 use crate::rl::verdict::{majority, parse_score, sanitize};
@@ -84,15 +85,12 @@ pub struct JudgeReport {
 #[derive(Debug, Clone)]
 pub struct Judge {
     config: JudgeConfig,
-    http: reqwest::Client,
+    http: GraderHttp,
 }
 
 impl Judge {
     pub fn new(config: JudgeConfig) -> Result<Self, LearnError> {
-        let http = reqwest::Client::builder()
-            .timeout(config.request_timeout)
-            .build()
-            .map_err(|e| service_error(format!("cannot build the HTTP client: {e}"), false))?;
+        let http = GraderHttp::new("the judge", config.request_timeout)?;
         Ok(Self { config, http })
     }
 
@@ -217,42 +215,15 @@ impl Judge {
     }
 
     async fn answer(&self, messages: &Value) -> Result<Value, LearnError> {
-        let url = format!(
-            "{}/chat/completions",
-            self.config.base_url.trim_end_matches('/')
-        );
         let body = json!({
             "model": self.config.model,
             "messages": messages,
             "temperature": self.config.temperature,
             "max_completion_tokens": self.config.max_tokens,
         });
-        let mut req = self.http.post(url).json(&body);
-        if let Some(key) = &self.config.api_key {
-            req = req.bearer_auth(key);
-        }
-        let resp = req
-            .send()
+        let key = self.config.api_key.as_deref();
+        self.http
+            .post(&self.config.base_url, "/chat/completions", key, &body)
             .await
-            .map_err(|e| service_error(format!("request failed: {}", e.without_url()), true))?;
-        let status = resp.status();
-        if !status.is_success() {
-            let transient = status.is_server_error() || status.as_u16() == 429;
-            return Err(service_error(
-                format!("HTTP {}", status.as_u16()),
-                transient,
-            ));
-        }
-        resp.json()
-            .await
-            .map_err(|e| service_error(format!("unreadable reply: {}", e.without_url()), true))
-    }
-}
-
-fn service_error(detail: String, transient: bool) -> LearnError {
-    LearnError::Service {
-        service: "the judge",
-        detail,
-        transient,
     }
 }

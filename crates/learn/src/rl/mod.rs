@@ -2,6 +2,7 @@
 //! trainer step and the serving sampler slot.
 
 pub mod advantage;
+mod grader_http;
 pub mod judge;
 pub mod observe;
 pub mod samples;

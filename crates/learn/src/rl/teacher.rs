@@ -12,6 +12,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::error::LearnError;
+use crate::rl::grader_http::GraderHttp;
 use crate::rl::observe::CallObserver;
 use crate::rl::samples::SampleStore;
 
@@ -54,15 +55,12 @@ pub struct TeacherReport {
 #[derive(Debug, Clone)]
 pub struct Teacher {
     config: TeacherConfig,
-    http: reqwest::Client,
+    http: GraderHttp,
 }
 
 impl Teacher {
     pub fn new(config: TeacherConfig) -> Result<Self, LearnError> {
-        let http = reqwest::Client::builder()
-            .timeout(config.request_timeout)
-            .build()
-            .map_err(|e| error(format!("cannot build the HTTP client: {e}"), false))?;
+        let http = GraderHttp::new("the distillation teacher", config.request_timeout)?;
         Ok(Self { config, http })
     }
 
@@ -79,9 +77,12 @@ impl Teacher {
         let reply = self.request(&all).await?;
         let lps = reply["choices"][0]["logprobs"]["token_logprobs"]
             .as_array()
-            .ok_or_else(|| error("the reply has no token_logprobs".to_owned(), false))?;
+            .ok_or_else(|| {
+                self.http
+                    .error("the reply has no token_logprobs".to_owned(), false)
+            })?;
         if lps.len() != all.len() {
-            return Err(error(
+            return Err(self.http.error(
                 format!(
                     "{} logprobs for {} prompt tokens; the teacher must echo the prompt",
                     lps.len(),
@@ -146,7 +147,6 @@ impl Teacher {
     }
 
     async fn request_once(&self, tokens: &[u32]) -> Result<Value, LearnError> {
-        let url = format!("{}/completions", self.config.base_url.trim_end_matches('/'));
         let body = json!({
             "model": self.config.model,
             "prompt": tokens,
@@ -154,29 +154,9 @@ impl Teacher {
             "logprobs": 1,
             "max_tokens": 0,
         });
-        let mut req = self.http.post(url).json(&body);
-        if let Some(key) = &self.config.api_key {
-            req = req.bearer_auth(key);
-        }
-        let resp = req
-            .send()
+        let key = self.config.api_key.as_deref();
+        self.http
+            .post(&self.config.base_url, "/completions", key, &body)
             .await
-            .map_err(|e| error(format!("request failed: {}", e.without_url()), true))?;
-        let status = resp.status();
-        if !status.is_success() {
-            let transient = status.is_server_error() || status.as_u16() == 429;
-            return Err(error(format!("HTTP {}", status.as_u16()), transient));
-        }
-        resp.json()
-            .await
-            .map_err(|e| error(format!("unreadable reply: {}", e.without_url()), true))
-    }
-}
-
-fn error(detail: String, transient: bool) -> LearnError {
-    LearnError::Service {
-        service: "the distillation teacher",
-        detail,
-        transient,
     }
 }
