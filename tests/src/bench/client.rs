@@ -44,25 +44,6 @@ pub enum Workload {
     LibraryQuestions,
 }
 
-/// Services a library question names (the seeded library's own).
-const SERVICES: &[&str] = &[
-    "billing",
-    "checkout",
-    "search",
-    "auth",
-    "gateway",
-    "ledger",
-    "notifier",
-    "scheduler",
-    "exporter",
-    "reporting",
-    "inventory",
-    "payments",
-    "invoices",
-    "webhooks",
-    "mailer",
-];
-
 /// Questions an agent's user might ask, most of them matching a built-in skill.
 pub const QUESTIONS: &[&str] = &[
     "My pytest suite fails with an ImportError after I renamed a module. How do I debug it?",
@@ -122,7 +103,8 @@ impl Target {
                 let n = CONVERSATIONS.fetch_add(1, Ordering::Relaxed);
                 let mut question = QUESTIONS[(n % QUESTIONS.len() as u64) as usize].to_owned();
                 if self.workload == Workload::LibraryQuestions {
-                    let service = SERVICES[(n / 7 % SERVICES.len() as u64) as usize];
+                    let services = super::library::SERVICES;
+                    let service = services[(n / 7 % services.len() as u64) as usize];
                     question.push_str(&format!(" It is for the {service} service."));
                 }
                 (

@@ -59,7 +59,8 @@ const SUBJECTS: &[&str] = &[
     "long functions",
 ];
 
-const SERVICES: &[&str] = &[
+/// The services the memories name; library questions name them too.
+pub const SERVICES: &[&str] = &[
     "billing",
     "checkout",
     "search",

@@ -150,14 +150,7 @@ async fn run(args: &Args) -> Result<Report> {
     let proxy = if args.direct_only {
         None
     } else {
-        let spec = ProxySpec {
-            exe: &proxy_exe,
-            upstream: fake_addr,
-            upstream_key: UPSTREAM_KEY,
-            proxy_key: PROXY_KEY,
-            extra_config: "",
-            env: &[],
-        };
+        let spec = proxy_spec(&proxy_exe, fake_addr, "");
         Some(
             procs::start_proxy(&spec, Duration::from_secs(30))
                 .await
@@ -238,14 +231,7 @@ async fn run(args: &Args) -> Result<Report> {
     }
     let skills = match (&proxy, args.skills) {
         (Some(on), true) => {
-            let spec = ProxySpec {
-                exe: &proxy_exe,
-                upstream: fake_addr,
-                upstream_key: UPSTREAM_KEY,
-                proxy_key: PROXY_KEY,
-                extra_config: "skills:\n  enabled: false\n",
-                env: &[],
-            };
+            let spec = proxy_spec(&proxy_exe, fake_addr, "skills:\n  enabled: false\n");
             let off = procs::start_proxy(&spec, Duration::from_secs(30))
                 .await
                 .context("the skills-off proxy did not start")?;
@@ -367,14 +353,7 @@ async fn library_phase(
     let started = std::time::Instant::now();
     tokio::task::spawn_blocking(move || library::seed(&seed_at, size)).await??;
     let seed_s = started.elapsed().as_secs_f64();
-    let spec = ProxySpec {
-        exe: proxy_exe,
-        upstream: fake_addr,
-        upstream_key: UPSTREAM_KEY,
-        proxy_key: PROXY_KEY,
-        extra_config: "",
-        env: &[],
-    };
+    let spec = proxy_spec(proxy_exe, fake_addr, "");
     let proxy = procs::start_proxy_in(home, &spec, "openai", Duration::from_secs(300))
         .await
         .context("the library proxy did not start")?;
@@ -417,14 +396,7 @@ async fn gap_phase(
     let gap = gap_ms.to_string();
     let (_fake, fake_addr) =
         procs::start_fake_with(fake_exe, UPSTREAM_KEY, &["--chunk-gap-ms", &gap]).await?;
-    let spec = ProxySpec {
-        exe: proxy_exe,
-        upstream: fake_addr,
-        upstream_key: UPSTREAM_KEY,
-        proxy_key: PROXY_KEY,
-        extra_config: "",
-        env: &[],
-    };
+    let spec = proxy_spec(proxy_exe, fake_addr, "");
     let proxy = procs::start_proxy(&spec, Duration::from_secs(30))
         .await
         .context("the chunk-gap proxy did not start")?;
@@ -449,4 +421,20 @@ async fn gap_phase(
     let stats = compare(&targets, args, warmup.min(per_round), per_round).await?;
     let added = Added::between(&stats[0], &stats[1]);
     Ok((stats, added))
+}
+
+/// A MetaClaw in front of the fake at `upstream`, with `extra_config` appended.
+fn proxy_spec<'a>(
+    exe: &'a std::path::Path,
+    upstream: std::net::SocketAddr,
+    extra_config: &'a str,
+) -> ProxySpec<'a> {
+    ProxySpec {
+        exe,
+        upstream,
+        upstream_key: UPSTREAM_KEY,
+        proxy_key: PROXY_KEY,
+        extra_config,
+        env: &[],
+    }
 }
