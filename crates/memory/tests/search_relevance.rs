@@ -263,3 +263,40 @@ fn common_words_take_the_bounded_path_and_rare_words_still_win() {
             .all(|h| h.matched_terms == ["services", "caches"])
     );
 }
+
+#[test]
+fn a_word_written_by_another_connection_is_found_by_the_next_search() {
+    // Term counts are remembered between searches; a write through another connection
+    // (another thread or process) must still be found at once, whether the word was
+    // absent, rare or common before.
+    let mut f = Fixture::new();
+    for i in 0..400 {
+        f.add(
+            "s",
+            Kind::Semantic,
+            &format!("Deploy {i} ran on the cluster."),
+        );
+    }
+    let reader = metaclaw_store::Store::open_read_only(&f.path()).unwrap();
+    let policy = RetrievalPolicy::default();
+    let ask = |text: &str| search(reader.connection(), &query("s", text), &policy, NOW).unwrap();
+    assert!(ask("zanzibar").is_empty());
+    assert_eq!(ask("cluster deploy").len(), 10);
+
+    let island = f.add("s", Kind::Semantic, "The team offsite is in Zanzibar.");
+    let hits = ask("zanzibar");
+    assert_eq!(hits.len(), 1, "an absent word, written since, is found");
+    assert_eq!(hits[0].unit.id, island.id);
+
+    let second = f.add("s", Kind::Semantic, "Zanzibar flights leave on Fridays.");
+    assert_eq!(ask("zanzibar").len(), 2, "a rare word's new unit is found");
+    let both = f.add("s", Kind::Semantic, "The cluster moved to Zanzibar.");
+    let hits = ask("cluster zanzibar");
+    assert_eq!(hits[0].unit.id, both.id, "the unit holding both words wins");
+    assert!(hits.iter().any(|h| h.unit.id == second.id));
+    assert_eq!(
+        ask("cluster deploy").len(),
+        10,
+        "a common word stays searchable"
+    );
+}

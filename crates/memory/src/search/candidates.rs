@@ -1,18 +1,21 @@
 //! Full-text candidates within a bounded amount of work.
 //!
 //! A 100,000-unit scope makes ranking every document that holds any query word too slow
-//! for the request path (bm25 and the rowid join cost microseconds per matching row, and a
-//! common word matches thousands). So, per index, with each term's document frequency:
+//! for the request path: bm25 and the rowid join cost microseconds per matching row, and
+//! an FTS5 AND reads the whole document list of every term in it, so an AND of two common
+//! words costs as much as their longest list, found or not. So, per index, with each
+//! term's document frequency:
 //! - the rarest terms, as long as their summed frequencies stay within
 //!   [`POSTINGS_BUDGET`], are ORed and ranked by bm25;
-//! - the remaining (common) terms are ANDed, rarest first, up to [`MAX_AND_TERMS`]: units
-//!   holding several common terms at once are few and worth finding. While fewer than
-//!   `pool` candidates are found, the AND is relaxed one term at a time (down to a single
-//!   common term only when nothing at all was found). An AND whose rarest term is itself
-//!   common is not ranked but read newest first, up to `pool`.
+//! - each remaining (common) term, rarest first and at most [`MAX_COMMON_TERMS`] of them,
+//!   brings the newest `pool` units holding it, while fewer than `pool` candidates are
+//!   found. Reading a list newest first stops after `pool` rows, so the work is bounded
+//!   whatever the library's size.
 //!
 //! Which candidates win is decided afterwards, by the idf-weighted share of query terms
-//! each holds (`score`), so the ranking here only has to find them.
+//! each holds (`score`), so the ranking here only has to find them: a unit holding several
+//! common words is found through any of them. What this gives up, knowingly: among units
+//! that share only common words with the query, only the newest are considered.
 //!
 //! Rows are read with what scoring needs, so only the final hits are loaded in full.
 //! Scope, status and expiry are filtered on the base table through the rowid join; the FTS
@@ -30,8 +33,8 @@ use crate::unit::Kind;
 
 /// Most postings (documents per term, summed) ranked by bm25 in one query.
 pub const POSTINGS_BUDGET: u64 = 300;
-/// Most common terms in one AND.
-pub const MAX_AND_TERMS: usize = 3;
+/// Most common terms read newest first.
+pub const MAX_COMMON_TERMS: usize = 3;
 
 /// What scoring needs of a candidate.
 #[derive(Debug, Clone, PartialEq)]
@@ -114,27 +117,25 @@ fn plan(
         .count();
     let (rare_items, common) = items.split_at(rare);
     if !rare_items.is_empty() {
-        let expr = join(rare_items, " OR ");
-        fetch(conn, table, &expr, true, q, pool, now_ms, out)?;
+        let pieces: Vec<&str> = rare_items.iter().map(|(p, _)| *p).collect();
+        fetch(
+            conn,
+            table,
+            &pieces.join(" OR "),
+            true,
+            q,
+            pool,
+            now_ms,
+            out,
+        )?;
     }
-    let widest = common.len().min(MAX_AND_TERMS);
-    for k in (1..=widest).rev() {
-        // The widest AND always runs (it finds units holding many query terms); narrower
-        // ones only while candidates are missing, and a single common term only when
-        // nothing else was found.
-        if k < widest && out.len() >= pool || k == 1 && widest > 1 && !out.is_empty() {
+    for (piece, _) in common.iter().take(MAX_COMMON_TERMS) {
+        if out.len() >= pool {
             break;
         }
-        let group = &common[..k];
-        let ranked = group.first().is_some_and(|(_, df)| *df <= POSTINGS_BUDGET);
-        let expr = join(group, " AND ");
-        fetch(conn, table, &expr, ranked, q, pool, now_ms, out)?;
+        fetch(conn, table, piece, false, q, pool, now_ms, out)?;
     }
     Ok(())
-}
-
-fn join(items: &[(&str, u64)], op: &str) -> String {
-    items.iter().map(|(p, _)| *p).collect::<Vec<_>>().join(op)
 }
 
 /// `AND …` conditions on `m` (the unit row) and their parameters, numbered from `first`.

@@ -5,6 +5,7 @@
 //! so search runs on read-only connections, in the GUI and in evaluation alike.
 
 mod candidates;
+mod df_cache;
 mod forms;
 mod reason;
 mod request;
@@ -23,7 +24,7 @@ use crate::MemoryError;
 use crate::policy::RetrievalPolicy;
 use crate::unit::{Kind, MemoryUnit};
 
-pub use candidates::{MAX_AND_TERMS, POSTINGS_BUDGET};
+pub use candidates::{MAX_COMMON_TERMS, POSTINGS_BUDGET};
 pub use retrieve::{Retrieval, retrieve, retrieve_for_prompt};
 pub use score::Components;
 

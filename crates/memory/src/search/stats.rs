@@ -1,17 +1,20 @@
 //! How common each query term is, at a bounded cost.
 //!
 //! Document frequencies are counted by the MATCH itself, stopping at [`DF_CAP`]: exact,
-//! and cheap, for the rare terms that matter; "common" for the rest. (`fts5vocab` would
+//! and cheap, for the rare terms that matter; "common" for the rest. Counts are
+//! remembered between searches (`df_cache`). (`fts5vocab` would
 //! give exact counts, but reads a term's whole document list to do so, which costs as much
 //! as the search.)
 
 use rusqlite::Connection;
 use rusqlite::config::DbConfig;
 
+use super::df_cache::Counts;
 use super::terms::{Term, TermKind, quote};
 
-/// Counting stops here; a term this common is simply common.
-pub const DF_CAP: u64 = 600;
+/// Counting stops here; a term this common is simply common. One past the ranked budget:
+/// nothing finer is needed to tell a rare term from a common one.
+pub const DF_CAP: u64 = super::candidates::POSTINGS_BUDGET + 1;
 /// Most indexed trigrams a short CJK run expands to.
 const MAX_EXPANSIONS: i64 = 32;
 /// Sorts after every character, to turn a prefix into a range of terms.
@@ -34,9 +37,10 @@ pub fn lookup(conn: &Connection, terms: &[Term]) -> rusqlite::Result<(Vec<TermSt
     let n: i64 = conn
         .prepare_cached("SELECT coalesce(max(rowid), 0) FROM memory_units")?
         .query_row([], |r| r.get(0))?;
+    let counts = Counts::open(conn)?;
     let stats = terms
         .iter()
-        .map(|t| stat(conn, t))
+        .map(|t| stat(conn, &counts, t))
         .collect::<rusqlite::Result<Vec<_>>>()?;
     Ok((stats, u64::try_from(n).unwrap_or(0)))
 }
@@ -51,7 +55,7 @@ pub(super) fn stable_plans(conn: &Connection) -> rusqlite::Result<()> {
     Ok(())
 }
 
-fn stat(conn: &Connection, t: &Term) -> rusqlite::Result<TermStat> {
+fn stat(conn: &Connection, counts: &Counts, t: &Term) -> rusqlite::Result<TermStat> {
     let piece = match t.kind {
         TermKind::Word | TermKind::Trigram => t.fts_piece(),
         TermKind::ShortCjk => expand(conn, &t.text)?,
@@ -63,7 +67,14 @@ fn stat(conn: &Connection, t: &Term) -> rusqlite::Result<TermStat> {
         TermKind::Word => "memory_fts",
         TermKind::Trigram | TermKind::ShortCjk => "memory_fts_cjk",
     };
-    let df = capped_df(conn, table, &piece)?;
+    let df = match counts.get(table, &piece) {
+        Some(df) => df,
+        None => {
+            let df = capped_df(conn, table, &piece)?;
+            counts.put(table, &piece, df);
+            df
+        }
+    };
     Ok(TermStat {
         piece: (df > 0).then_some(piece),
         df,
