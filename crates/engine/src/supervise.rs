@@ -142,6 +142,7 @@ impl Supervisor {
         let shared = Arc::clone(&report);
         let (shutdown, (min, max)) = (self.inner.shutdown.clone(), self.inner.backoff);
         let name = name.to_owned();
+        let name_of = name.clone();
         #[allow(clippy::disallowed_methods)] // the one place tasks are spawned
         let handle = tokio::spawn(async move {
             let mut pause = min;
@@ -186,7 +187,9 @@ impl Supervisor {
         });
         let abort = handle.abort_handle();
         let mut tasks = self.lock();
-        tasks.retain(Entry::worth_reporting);
+        // A failure stays listed until the same task starts again, so a task started
+        // over and over (a reload, say) lists one failure, not one per start.
+        tasks.retain(|e| e.worth_reporting() && !(e.handle.is_finished() && e.named(&name_of)));
         tasks.push(Entry { report, handle });
         abort
     }
@@ -233,6 +236,10 @@ impl Entry {
     /// Tasks that ended cleanly or were stopped by their owner leave; failures stay.
     fn worth_reporting(&self) -> bool {
         !self.handle.is_finished() || read(&self.report).state == TaskState::Failed
+    }
+
+    fn named(&self, name: &str) -> bool {
+        read(&self.report).name == name
     }
 }
 
@@ -347,6 +354,24 @@ mod tests {
         tasks.spawn("later", std::future::pending());
         let names: Vec<String> = tasks.report().into_iter().map(|r| r.name).collect();
         assert_eq!(names, ["fails", "later"]);
+    }
+
+    #[tokio::test]
+    async fn a_task_failing_at_every_start_is_listed_once() {
+        let tasks = quick(CancellationToken::new());
+        for round in 1..=3 {
+            tasks.spawn("reload", async move { panic!("broken {round}") });
+            while !tasks
+                .report()
+                .iter()
+                .any(|r| r.last_panic.as_deref() == Some(&format!("broken {round}")))
+            {
+                tokio::task::yield_now().await;
+            }
+        }
+        let report = tasks.report();
+        assert_eq!(report.len(), 1, "{report:?}");
+        assert_eq!(report[0].last_panic.as_deref(), Some("broken 3"));
     }
 
     #[tokio::test]
