@@ -15,7 +15,7 @@ use crate::http::{Http, Resend};
 
 /// A session and its heartbeat. Dropping it (with its client) ends the heartbeat and every
 /// call in flight.
-pub(crate) struct Session {
+pub struct Session {
     pub id: String,
     http: Arc<Http>,
     state: Arc<HeartbeatState>,
@@ -25,7 +25,7 @@ pub(crate) struct Session {
 
 impl Session {
     /// Starts heartbeats for session `id`: `body` posted to `path` every interval.
-    pub fn start(http: &Arc<Http>, id: String, path: String, body: Option<Value>) -> Self {
+    pub(crate) fn start(http: &Arc<Http>, id: String, path: String, body: Option<Value>) -> Self {
         let state = Arc::new(HeartbeatState::default());
         let task = spawn(http.clone(), path, body, state.clone());
         Self {
@@ -42,12 +42,15 @@ impl Session {
         self.state.sent.load(Ordering::Relaxed)
     }
 
-    /// Whether the backend ended the session (a heartbeat got 404/410).
+    /// Whether the backend ended the session (a heartbeat got 404/410); the client is then
+    /// useless and a new one must be connected.
     pub fn expired(&self) -> bool {
         self.state.expired.load(Ordering::SeqCst)
     }
 
-    /// Stops the heartbeat and makes every call in flight fail with `Cancelled`.
+    /// Stops the heartbeat and makes every call in flight fail with
+    /// [`LearnError::Cancelled`](crate::LearnError::Cancelled) (for a clean stop when the user
+    /// returns).
     pub fn shutdown(&self) {
         self.http.cancel.cancel();
     }

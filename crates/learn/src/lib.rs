@@ -82,6 +82,7 @@ pub mod weaver;
 pub use backend::{Backend, BackendFuture};
 pub use chat::normalize_messages;
 pub use error::LearnError;
+pub use heartbeat::Session;
 pub use reply::{ParsedReply, ToolCall, parse_reply};
 pub use retry::RetryPolicy;
 pub use rl::advantage::{KlPenalty, build_datum, normalize_rewards};

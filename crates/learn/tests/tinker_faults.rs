@@ -398,9 +398,9 @@ async fn heartbeats_are_sent_while_the_client_lives() {
         ..fast_policy()
     };
     let client = tinker(&fake, policy).await;
-    let session = client.session_id().to_owned();
+    let session = client.session().id.clone();
     assert!(common::eventually(|| fake.heartbeats(&session) >= 3).await);
-    assert!(eventually(|| client.heartbeats_sent() >= 3).await);
+    assert!(eventually(|| client.session().heartbeats_sent() >= 3).await);
     let hb = &fake.requests_to("/api/v1/session_heartbeat")[0];
     assert_eq!(hb.body["session_id"], session.as_str());
     assert_eq!(hb.body["type"], "session_heartbeat");
@@ -422,7 +422,7 @@ async fn shutdown_cancels_a_call_in_flight() {
         })
     };
     assert!(eventually(|| fake.requests_to("/api/v1/retrieve_future").len() >= 3).await);
-    client.shutdown();
+    client.session().shutdown();
     let err = task.await.unwrap().unwrap_err();
     assert!(matches!(err, LearnError::Cancelled { .. }), "{err:?}");
 }
@@ -452,11 +452,11 @@ async fn close_ends_the_heartbeat() {
         ..fast_policy()
     };
     let client = tinker(&fake, policy).await;
-    let session = client.session_id().to_owned();
+    let session = client.session().id.clone();
     assert!(eventually(|| fake.heartbeats(&session) >= 1).await);
     // close() returns only once the heartbeat task has ended; a task that kept running
     // would make this time out.
-    tokio::time::timeout(Duration::from_secs(5), client.close())
+    tokio::time::timeout(Duration::from_secs(5), client.session().close())
         .await
         .expect("the heartbeat task ends");
     let run = client.create_training_run(BASE, 4).await.unwrap_err();
@@ -474,11 +474,11 @@ async fn a_session_the_server_ended_is_reported() {
         ..fast_policy()
     };
     let client = tinker(&fake, policy).await;
-    assert!(eventually(|| client.heartbeats_sent() >= 1).await);
-    assert!(!client.session_expired());
-    fake.end_session(client.session_id());
+    assert!(eventually(|| client.session().heartbeats_sent() >= 1).await);
+    assert!(!client.session().expired());
+    fake.end_session(client.session().id.as_str());
     assert!(
-        eventually(|| client.session_expired()).await,
+        eventually(|| client.session().expired()).await,
         "a 410 heartbeat marks the session ended"
     );
     let err = client.create_training_run(BASE, 4).await.unwrap_err();

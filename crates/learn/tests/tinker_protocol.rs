@@ -43,9 +43,9 @@ async fn bootstrap_creates_a_session_with_the_key_header() {
     assert_eq!(reqs[1].path, "/api/v1/create_session");
     assert_eq!(reqs[1].body["type"], "create_session");
     assert!(
-        client.session_id().starts_with("session-"),
+        client.session().id.as_str().starts_with("session-"),
         "{}",
-        client.session_id()
+        client.session().id.as_str()
     );
     for r in &reqs {
         assert_eq!(
@@ -73,7 +73,10 @@ async fn a_full_training_cycle_uses_every_endpoint_in_sequence() {
     let client = tinker(&fake, fast_policy()).await;
 
     let run = client.create_training_run(BASE, 8).await.unwrap();
-    assert_eq!(run.model_id, format!("{}:train:0", client.session_id()));
+    assert_eq!(
+        run.model_id,
+        format!("{}:train:0", client.session().id.as_str())
+    );
     let create = &fake.requests_to("/api/v1/create_model")[0].body;
     assert_eq!(create["base_model"], BASE);
     assert_eq!(create["lora_config"]["rank"], 8);

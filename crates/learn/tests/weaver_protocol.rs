@@ -95,7 +95,7 @@ async fn a_full_cycle_uses_weavers_endpoints_and_header() {
     assert_eq!(ckpt, format!("weaver://{}/weights/c1", run.model_id));
     client.load_state(&run, &ckpt, true).await.unwrap();
 
-    let session = client.session_id();
+    let session = client.session().id.as_str();
     let paths: Vec<String> = fake
         .requests()
         .iter()
@@ -265,7 +265,7 @@ async fn weaver_heartbeats_go_to_its_session_route() {
     })
     .await
     .unwrap();
-    let session = client.session_id().to_owned();
+    let session = client.session().id.clone();
     assert!(common::eventually(|| fake.heartbeats(&session) >= 2).await);
     assert!(
         !fake

@@ -101,30 +101,9 @@ impl TinkerClient {
         })
     }
 
-    pub fn session_id(&self) -> &str {
-        &self.session.id
-    }
-
-    /// Heartbeats sent so far (successful or not).
-    pub fn heartbeats_sent(&self) -> u64 {
-        self.session.heartbeats_sent()
-    }
-
-    /// Whether the backend ended the session (a heartbeat got 404/410); the client is then
-    /// useless and a new one must be connected.
-    pub fn session_expired(&self) -> bool {
-        self.session.expired()
-    }
-
-    /// Stops the heartbeat and makes every call in flight fail with
-    /// [`LearnError::Cancelled`] (for a clean stop when the user returns).
-    pub fn shutdown(&self) {
-        self.session.shutdown();
-    }
-
-    /// Shuts down and waits until the heartbeat task has ended.
-    pub async fn close(&self) {
-        self.session.close().await;
+    /// The backend session: its id, heartbeats, whether it expired, and shutting it down.
+    pub fn session(&self) -> &Session {
+        &self.session
     }
 
     /// Submits a request and waits for its result.
