@@ -28,10 +28,6 @@ fn main() {
     };
     let dir = dir.canonicalize().unwrap_or(dir);
     println!("cargo:rustc-env=METACLAW_UI_DIR={}", dir.display());
-    println!(
-        "cargo:rustc-env=METACLAW_UI_KIND={}",
-        if built { "built" } else { "fallback" }
-    );
     // The embedded files' fingerprint: a changed asset changes this variable, which makes
     // rustc recompile the crate (the embedding macro itself does not track files).
     let mut hasher = DefaultHasher::new();

@@ -12,9 +12,6 @@ use include_dir::{Dir, include_dir};
 
 static FILES: Dir<'static> = include_dir!("$METACLAW_UI_DIR");
 
-/// `built` when the real UI is embedded, `fallback` for the "not built" page.
-pub const KIND: &str = env!("METACLAW_UI_KIND");
-
 /// Changes whenever an embedded file does (it makes the crate recompile on a UI rebuild).
 const _STAMP: &str = env!("METACLAW_UI_STAMP");
 

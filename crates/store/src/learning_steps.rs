@@ -44,9 +44,6 @@ const COLUMNS: &str =
      error";
 
 impl Store {
-    pub fn insert_learning_step(&mut self, s: &NewLearningStep) -> Result<(), StoreError> {
-        insert(&self.conn, s)
-    }
 
     /// Completes a step's row once its weights were saved for sampling (or that failed).
     pub fn finish_learning_step(&mut self, done: &FinishedStep) -> Result<(), StoreError> {

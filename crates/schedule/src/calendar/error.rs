@@ -24,13 +24,3 @@ pub enum CalendarError {
     Timeout(u64),
 }
 
-impl CalendarError {
-    /// Errors the user must act on (reconnect, fix the secrets file), as opposed to ones a
-    /// later poll may clear by itself.
-    pub fn needs_user(&self) -> bool {
-        matches!(
-            self,
-            Self::Revoked | Self::NotConnected | Self::Secrets { .. }
-        )
-    }
-}

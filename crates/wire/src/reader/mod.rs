@@ -107,12 +107,6 @@ fn bounded(text: &str) -> std::borrow::Cow<'_, str> {
     .into()
 }
 
-/// The text of a message as sent: a string, or its text parts joined with `\n`. Tool results,
-/// images and other parts are left out.
-pub fn message_text(message: &Value) -> String {
-    content_text(message.get("content"))
-}
-
 /// The text of string-or-parts content.
 pub fn content_text(content: Option<&Value>) -> String {
     match content {
