@@ -1,5 +1,8 @@
 //! Turning BM25F scores into the few skills worth injecting.
 
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
 use super::bm25::Index;
 use super::lessons;
 use crate::Skill;
@@ -125,10 +128,10 @@ impl Retriever {
     /// both thresholds and the per-category cap, best first.
     pub fn retrieve(&self, query: &str) -> Vec<Hit> {
         let c = &self.config;
-        let (terms, ranked) = self.ranked(query, |best| c.min_score.max(c.min_relative * best));
+        let (terms, scored) = self.scored(query, |best| c.min_score.max(c.min_relative * best));
         let lessons = self.lessons(query);
         self.select(
-            ranked,
+            self.best_first(scored),
             lessons,
             |r| r.0,
             |(doc, score)| self.hit(&terms, doc, score),
@@ -202,6 +205,34 @@ impl Retriever {
         query: &str,
         floor: impl Fn(f32) -> f32,
     ) -> (Vec<u32>, Vec<(u32, f32)>) {
+        let (terms, mut ranked) = self.scored(query, floor);
+        let docs = &self.index.docs;
+        ranked.sort_unstable_by(|a, b| {
+            b.1.total_cmp(&a.1)
+                .then_with(|| docs[a.0 as usize].name.cmp(&docs[b.0 as usize].name))
+        });
+        (terms, ranked)
+    }
+
+    /// `scored` entries best first, ties by name, ordered only as far as they are read:
+    /// `select` usually reads `top_k` of them, and sorting every match of a large bank
+    /// (thousands of skills sharing a common word) cost more than the rest of a turn.
+    fn best_first(&self, scored: Vec<(u32, f32)>) -> impl Iterator<Item = (u32, f32)> + '_ {
+        let docs = &self.index.docs;
+        let mut heap: BinaryHeap<Best<'_>> = scored
+            .into_iter()
+            .map(|(doc, score)| Best {
+                doc,
+                score,
+                name: &docs[doc as usize].name,
+            })
+            .collect();
+        std::iter::from_fn(move || heap.pop().map(|b| (b.doc, b.score)))
+    }
+
+    /// Query term ids and the non-pinned docs scoring at least `floor(best score)`, in no
+    /// particular order.
+    fn scored(&self, query: &str, floor: impl Fn(f32) -> f32) -> (Vec<u32>, Vec<(u32, f32)>) {
         let terms = self.index.query_terms(query);
         if terms.is_empty() {
             return (terms, Vec::new());
@@ -216,16 +247,12 @@ impl Retriever {
             .map(|&d| scores[d as usize])
             .fold(0.0, f32::max);
         let floor = floor(best);
-        let mut ranked: Vec<(u32, f32)> = touched
+        let scored = touched
             .into_iter()
             .map(|d| (d, scores[d as usize]))
             .filter(|&(_, s)| s > 0.0 && s >= floor)
             .collect();
-        ranked.sort_unstable_by(|a, b| {
-            b.1.total_cmp(&a.1)
-                .then_with(|| docs[a.0 as usize].name.cmp(&docs[b.0 as usize].name))
-        });
-        (terms, ranked)
+        (terms, scored)
     }
 
     pub(super) fn hit(&self, terms: &[u32], doc: u32, score: f32) -> Hit {
@@ -238,3 +265,32 @@ impl Retriever {
         }
     }
 }
+
+/// A scored skill in the heap: the higher score first, then the name first in order.
+struct Best<'a> {
+    doc: u32,
+    score: f32,
+    name: &'a str,
+}
+
+impl Ord for Best<'_> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.score
+            .total_cmp(&other.score)
+            .then_with(|| other.name.cmp(self.name))
+    }
+}
+
+impl PartialOrd for Best<'_> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Best<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Best<'_> {}
