@@ -2,6 +2,7 @@
 
 pub mod bank;
 pub mod evolve;
+pub mod gate;
 pub mod library;
 pub mod parse;
 pub mod render;
