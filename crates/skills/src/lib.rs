@@ -2,9 +2,12 @@
 
 pub mod bank;
 pub mod evolve;
+pub mod export;
 pub mod gate;
+pub mod import;
 pub mod library;
 pub mod parse;
+pub mod quarantine;
 pub mod render;
 pub mod retrieval;
 pub mod skill;

@@ -30,6 +30,23 @@ pub enum Source {
     User,
     /// Written by the evolver from the user's conversations.
     Evolved,
+    /// Brought in by `metaclaw skills import` (a folder or a `.zip` of skill folders).
+    Imported,
+    /// Received from the team library (`skills.sync.remote`).
+    Team,
+}
+
+impl Source {
+    /// How people read it: `built-in`, `user`, `evolved`, `imported`, `team`.
+    pub fn word(self) -> &'static str {
+        match self {
+            Source::Builtin => "built-in",
+            Source::User => "user",
+            Source::Evolved => "evolved",
+            Source::Imported => "imported",
+            Source::Team => "team",
+        }
+    }
 }
 
 /// How an evolved skill came to be.
@@ -47,6 +64,12 @@ pub struct Provenance {
     /// The skill this one improves, when it replaced an earlier version.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub improves: Option<String>,
+    /// The library's generation when the skill was exported (it counts content changes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generation: Option<u64>,
+    /// Where an imported or team skill came from (a path, an archive, a remote).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -89,6 +89,7 @@ mod tests {
                 created_at: Some("2026-01-01T00:00:00Z".into()),
                 model: Some("m".into()),
                 improves: None,
+                ..Provenance::default()
             }),
             body: "# Title\n\n---\n\nbody: text".into(),
             path: None,

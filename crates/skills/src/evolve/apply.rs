@@ -6,6 +6,7 @@ use std::path::{Component, Path};
 use super::decide::Decision;
 use super::parse::Rejection;
 use crate::parse::{is_slug, parse_skill};
+use crate::quarantine;
 use crate::skill::{Skill, Source};
 use crate::write::write_skill_atomically;
 
@@ -19,7 +20,8 @@ pub struct Applied {
 }
 
 /// Writes each accepted skill to `<dir>/<name>/SKILL.md` atomically. A failure for one skill
-/// becomes a rejection and the others are still written. Besides the slug check in
+/// becomes a rejection and the others are still written. A skill the safety gate flags is
+/// quarantined instead (`<dir>/.quarantine/`) and reported as a rejection with the rules. Besides the slug check in
 /// `write_skill_atomically`, a write is refused when the skill folder is a symlink (it could
 /// lead outside `dir`), when an addition would replace a file that appeared since the library
 /// was read, and when an improvement would replace a file that is not an evolved skill.
@@ -36,6 +38,19 @@ pub fn apply(dir: &Path, decisions: &[Decision]) -> Applied {
             Decision::Improve { skill, .. } => (skill, true),
             Decision::Reject(_) => continue,
         };
+        // A learned skill passes the same gate as an imported one: the evolver reads the
+        // user's conversations, which may carry text from a malicious page or file.
+        let findings = crate::gate::scan(skill);
+        if !findings.is_empty() {
+            let rules: Vec<&str> = findings.iter().map(|f| f.rule.as_str()).collect();
+            let reason = match quarantine::hold(dir, skill, None, findings.clone(), "learned") {
+                Ok(_) => format!("quarantined by the safety gate: {}", rules.join(", ")),
+                Err(e) => format!("refused by the safety gate ({}); {e}", rules.join(", ")),
+            };
+            out.rejected
+                .push(Rejection::new(skill.name.clone(), reason));
+            continue;
+        }
         match write(dir, skill, improving) {
             Ok(()) if improving => out.improved.push(skill.name.clone()),
             Ok(()) => out.added.push(skill.name.clone()),

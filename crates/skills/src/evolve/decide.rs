@@ -143,7 +143,7 @@ fn judge(
             (source, false, _) => {
                 return Err(format!(
                     "near duplicate of the {} skill {:?} ({})",
-                    source_word(source),
+                    source.word(),
                     s.name,
                     show(sim)
                 ));
@@ -214,7 +214,7 @@ fn target(v: &Valid, library: &Library) -> Result<Option<String>, String> {
         (Source::Evolved, false) => Ok(Some(skill.name.clone())),
         (source, _) if by_name => Err(format!(
             "would overwrite the {} skill {:?}",
-            source_word(source),
+            source.word(),
             skill.name
         )),
         // A built-in/user skill is never replaced; the proposal stands as a new skill.
@@ -236,6 +236,7 @@ fn accept(v: Valid, previous: Option<String>, origin: &Origin) -> Decision {
             created_at: Some(origin.created_at.clone()).filter(|c| !c.is_empty()),
             model: origin.model.clone(),
             improves: previous.clone(),
+            ..Provenance::default()
         }),
         body: v.body,
         path: None,
@@ -243,14 +244,6 @@ fn accept(v: Valid, previous: Option<String>, origin: &Origin) -> Decision {
     match previous {
         Some(previous) => Decision::Improve { previous, skill },
         None => Decision::Add(skill),
-    }
-}
-
-fn source_word(source: Source) -> &'static str {
-    match source {
-        Source::Builtin => "built-in",
-        Source::User => "user",
-        Source::Evolved => "evolved",
     }
 }
 

@@ -146,7 +146,7 @@ fn related_section(out: &mut String, related: &[&Skill]) {
             "### {} ({}, {})\n{}",
             excerpt(&s.name, NAME_CHARS),
             excerpt(&s.category, 32),
-            source_word(s),
+            s.source.word(),
             excerpt(&s.description, DESCRIPTION_CHARS)
         );
         // The first lines carry the title, trigger and first steps; enough to recognise it.
@@ -169,14 +169,6 @@ fn related_section(out: &mut String, related: &[&Skill]) {
     }
     if related.len() > RELATED {
         let _ = writeln!(out, "(and {} more related)\n", related.len() - RELATED);
-    }
-}
-
-fn source_word(s: &Skill) -> &'static str {
-    match s.source {
-        crate::skill::Source::Builtin => "built-in",
-        crate::skill::Source::User => "user",
-        crate::skill::Source::Evolved => "evolved",
     }
 }
 
