@@ -36,7 +36,7 @@ pub enum Command {
     },
     /// Read or change `$METACLAW_HOME/config.yaml` (secrets go to the OS keychain).
     Config(ConfigArgs),
-    /// The skill library: list, show, and search with scores.
+    /// The skill library: list, show, search with scores, import, export, the quarantine.
     #[command(subcommand)]
     Skills(SkillsCommand),
     /// What MetaClaw remembers: list, search, show, add, edit, forget, pin, export, import.
@@ -158,6 +158,30 @@ pub enum SkillsCommand {
         #[arg(short = 'n', long, default_value_t = 10)]
         limit: usize,
     },
+    /// Brings skills in from PATH: a skill folder (SKILL.md inside), a folder of them, or a
+    /// .zip. Each passes the safety gate; flagged ones are quarantined, not used. Exits 1
+    /// when any skill was quarantined or invalid.
+    Import {
+        path: std::path::PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Writes the library's skills to DIR as standard skill folders, with provenance.
+    Export {
+        dir: std::path::PathBuf,
+        /// Only the skills learned from your conversations.
+        #[arg(long)]
+        learned_only: bool,
+    },
+    /// Skills the safety gate held back, with the reasons.
+    Quarantine {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Moves a quarantined skill into the library: you have read it and trust it.
+    Release { name: String },
+    /// Deletes a quarantined skill.
+    Discard { name: String },
     /// The latest skill evolutions: what was learned, improved or rejected, and why.
     Log {
         /// Show at most this many events.

@@ -1,5 +1,8 @@
 //! `metaclaw skills list | show | search | log`: read the library on disk and the database,
-//! so they work whether or not MetaClaw is running.
+//! so they work whether or not MetaClaw is running. Import, export and the quarantine are in
+//! `exchange`.
+
+mod exchange;
 
 use metaclaw_engine::config::Config;
 use metaclaw_engine::paths::Paths;
@@ -18,6 +21,16 @@ pub fn run(paths: &Paths, command: SkillsCommand) -> Outcome {
     }
     let config = Config::load(paths)?.config;
     let dir = config.skills_dir(paths);
+    match &command {
+        SkillsCommand::Import { path, json } => {
+            install_builtins(&dir)?;
+            return exchange::import_from(&dir, path, *json);
+        }
+        SkillsCommand::Quarantine { json } => return exchange::list_quarantine(&dir, *json),
+        SkillsCommand::Release { name } => return exchange::release(&dir, name),
+        SkillsCommand::Discard { name } => return exchange::discard(&dir, name),
+        _ => {}
+    }
     // First use fills an empty library with the built-in bank (never over the user's edits).
     install_builtins(&dir)?;
     let library = Library::load(std::slice::from_ref(&dir));
@@ -35,7 +48,15 @@ pub fn run(paths: &Paths, command: SkillsCommand) -> Outcome {
             };
             search(&library, retrieval, &query, limit)
         }
-        SkillsCommand::Log { .. } => Ok(()),
+        SkillsCommand::Export {
+            dir: out,
+            learned_only,
+        } => exchange::export_to(paths, &library, &out, learned_only),
+        SkillsCommand::Log { .. }
+        | SkillsCommand::Import { .. }
+        | SkillsCommand::Quarantine { .. }
+        | SkillsCommand::Release { .. }
+        | SkillsCommand::Discard { .. } => Ok(()),
     }
 }
 
@@ -58,7 +79,7 @@ fn list(library: &Library, as_json: bool) -> Outcome {
             (false, true) => " [always]",
             _ => "",
         };
-        let source = format!("{:?}", s.source).to_lowercase();
+        let source = s.source.word();
         output::line(format!("{:<34} {:<16} {source}{flags}", s.name, s.category));
     }
     output::line(format!("{} skills", library.len()));
