@@ -52,6 +52,9 @@ pub struct Item {
     pub name: String,
     #[serde(flatten)]
     pub outcome: Outcome,
+    /// What the file had that MetaClaw does not keep (unknown front matter keys, ...).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// Imports the skills of `source` (a folder or a `.zip`) into the library folder `library`.
@@ -115,14 +118,15 @@ fn import_one(library: &Path, folder: &Path, origin: &str) -> Item {
     let parsed = fs::read_to_string(&file)
         .map_err(|e| SkillError::io(&file, e))
         .and_then(|text| parse_skill(&text, Some(&file)));
-    let mut skill = match parsed {
-        Ok((skill, _warnings)) => skill,
+    let (mut skill, warnings) = match parsed {
+        Ok((skill, warnings)) => (skill, warnings.iter().map(ToString::to_string).collect()),
         Err(e) => {
             return Item {
                 name: folder_name,
                 outcome: Outcome::Invalid {
                     error: e.to_string(),
                 },
+                warnings: Vec::new(),
             };
         }
     };
@@ -137,7 +141,11 @@ fn import_one(library: &Path, folder: &Path, origin: &str) -> Item {
             error: e.to_string(),
         },
     };
-    Item { name, outcome }
+    Item {
+        name,
+        outcome,
+        warnings,
+    }
 }
 
 fn place(

@@ -41,6 +41,9 @@ pub fn import_from(dir: &Path, source: &Path, as_json: bool) -> Outcome {
 }
 
 fn print_item(item: &Item) {
+    for w in &item.warnings {
+        output::line(format!("warning      {w}"));
+    }
     match &item.outcome {
         Imported::Imported => output::line(format!("imported     {}", item.name)),
         Imported::Updated => output::line(format!("updated      {}", item.name)),
