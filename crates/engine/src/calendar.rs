@@ -15,7 +15,7 @@ use metaclaw_schedule::source::Source;
 
 use crate::config::{CalendarConfig, Config};
 use crate::paths::Paths;
-use crate::secrets::SecretStore;
+use crate::secrets::{SecretError, SecretStore};
 use crate::supervise::Supervisor;
 
 /// Secret-store account of the Google token document (access and refresh token). Not a
@@ -87,16 +87,29 @@ pub fn resolve_path(paths: &Paths, configured: &str) -> PathBuf {
     }
 }
 
+/// No client secrets file is configured: the sign-in cannot start.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "scheduler.calendar.credentials_path is not set: download a Desktop-app OAuth \
+     client (client_secrets.json) from the Google Cloud console and run \
+     `metaclaw config set scheduler.calendar.credentials_path /path/to/client_secrets.json`"
+)]
+pub struct NoCredentials;
+
+impl From<NoCredentials> for CalendarError {
+    fn from(e: NoCredentials) -> Self {
+        CalendarError::Secrets {
+            path: PathBuf::new(),
+            message: e.to_string(),
+        }
+    }
+}
+
 /// The client secrets path, or why there is none.
-pub fn credentials_path(config: &CalendarConfig, paths: &Paths) -> Result<PathBuf, String> {
+pub fn credentials_path(config: &CalendarConfig, paths: &Paths) -> Result<PathBuf, NoCredentials> {
     let configured = config.credentials_path.trim();
     if configured.is_empty() {
-        return Err(
-            "scheduler.calendar.credentials_path is not set: download a Desktop-app OAuth \
-             client (client_secrets.json) from the Google Cloud console and run \
-             `metaclaw config set scheduler.calendar.credentials_path /path/to/client_secrets.json`"
-                .into(),
-        );
+        return Err(NoCredentials);
     }
     Ok(resolve_path(paths, configured))
 }
@@ -189,7 +202,7 @@ pub fn start_with(
     if !c.enabled {
         return Err("scheduler.calendar.enabled is off".into());
     }
-    let secrets_path = credentials_path(c, paths)?;
+    let secrets_path = credentials_path(c, paths).map_err(|e| e.to_string())?;
     let secret = calendar::read_client_secret(&secrets_path).map_err(|e| e.to_string())?;
     // Keychain calls must not run on a tokio worker: a plain thread does the lookups.
     let connected = {
@@ -242,25 +255,19 @@ pub async fn connect(
     present: Present,
 ) -> Result<ConnectedInfo, CalendarError> {
     let c = &config.scheduler.calendar;
-    let secrets_path = credentials_path(c, paths).map_err(|message| CalendarError::Secrets {
-        path: PathBuf::new(),
-        message,
-    })?;
+    let secrets_path = credentials_path(c, paths)?;
     let tokens: Arc<dyn TokenStore> = Arc::new(KeychainTokens::new(store.clone()));
     calendar::connect(&secrets_path, tokens, &endpoints(), calendars(c), present).await
 }
 
 /// `calendar disconnect`: true when a token was stored. Blocking.
-pub fn disconnect(store: &SecretStore) -> Result<bool, String> {
-    store.delete(TOKEN_ACCOUNT).map_err(|e| e.to_string())
+pub fn disconnect(store: &SecretStore) -> Result<bool, SecretError> {
+    store.delete(TOKEN_ACCOUNT)
 }
 
 /// Whether a token is stored. Blocking.
-pub fn is_connected(store: &SecretStore) -> Result<bool, String> {
-    store
-        .get(TOKEN_ACCOUNT)
-        .map(|t| t.is_some())
-        .map_err(|e| e.to_string())
+pub fn is_connected(store: &SecretStore) -> Result<bool, SecretError> {
+    Ok(store.get(TOKEN_ACCOUNT)?.is_some())
 }
 
 /// `calendar status`: one fetch of the next 24 hours' busy blocks.
@@ -270,10 +277,7 @@ pub async fn fetch_busy(
     store: &SecretStore,
 ) -> Result<Vec<BusyBlock>, CalendarError> {
     let c = &config.scheduler.calendar;
-    let secrets_path = credentials_path(c, paths).map_err(|message| CalendarError::Secrets {
-        path: PathBuf::new(),
-        message,
-    })?;
+    let secrets_path = credentials_path(c, paths)?;
     let secret = calendar::read_client_secret(&secrets_path)?;
     let tokens: Arc<dyn TokenStore> = Arc::new(KeychainTokens::new(store.clone()));
     let client = CalendarClient::new(secret, tokens, &endpoints(), calendars(c))?;

@@ -23,6 +23,7 @@ pub mod seams;
 pub mod secrets;
 pub mod setup;
 pub mod skills;
+pub mod store_access;
 pub mod supervise;
 pub mod ui;
 pub mod wiring;

@@ -8,16 +8,15 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use axum::extract::{Query, State};
-use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
-use metaclaw_store::Store;
 use serde::Deserialize;
 
-use super::routes::{AdminState, error};
+use super::api_error::ApiError;
+use super::routes::AdminState;
 use crate::clock::unix_ms;
 use crate::providers::{CostReport, cost_report, day_cost};
+use crate::store_access;
 
 const MAX_HOURS: u32 = 24 * 366;
 /// A quarter of a year of daily figures: one indexed range query per day.
@@ -34,56 +33,46 @@ struct StatsQuery {
     days: Option<u32>,
 }
 
-async fn stats(State(state): State<Arc<AdminState>>, Query(q): Query<StatsQuery>) -> Response {
+async fn stats(
+    State(state): State<Arc<AdminState>>,
+    Query(q): Query<StatsQuery>,
+) -> Result<Json<CostReport>, ApiError> {
     let hours = q.hours.unwrap_or(24);
     if hours == 0 || hours > MAX_HOURS {
-        return error(
-            StatusCode::BAD_REQUEST,
-            &format!("hours must be between 1 and {MAX_HOURS}."),
-        );
+        return Err(ApiError::BadRequest(format!(
+            "hours must be between 1 and {MAX_HOURS}."
+        )));
     }
     let days = q.days.unwrap_or(0);
     if days > MAX_DAYS {
-        return error(
-            StatusCode::BAD_REQUEST,
-            &format!("days must be between 0 and {MAX_DAYS}."),
-        );
+        return Err(ApiError::BadRequest(format!(
+            "days must be between 0 and {MAX_DAYS}."
+        )));
     }
     // Commit queued turns first, so a turn the dashboard was just told of is counted.
     let recorder = state.recorder.clone();
     if let Ok(Err(e)) = tokio::task::spawn_blocking(move || recorder.flush()).await {
         tracing::debug!(error = %e, "stats read without flushing the recorder");
     }
-    match report(&state, hours, days).await {
-        Ok(r) => Json(r).into_response(),
-        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &e),
-    }
+    Ok(Json(report(&state, hours, days).await?))
 }
 
 /// The report of the last `hours` and of each of the last `days`, read on a blocking thread.
-async fn report(state: &AdminState, hours: u32, days: u32) -> Result<CostReport, String> {
-    let db = state.db.clone();
+async fn report(state: &AdminState, hours: u32, days: u32) -> Result<CostReport, ApiError> {
     let prices = state.config.prices.clone();
     let models = state.learning_models.clone();
     let now = SystemTime::now();
     let from = now - Duration::from_secs(u64::from(hours) * 3600);
     let since_day = utc_day(from);
-    tokio::task::spawn_blocking(move || {
-        let store = Store::open_read_only(&db).map_err(|e| e.to_string())?;
-        let usage = store
-            .usage_by_model(unix_ms(from), unix_ms(now) + 1)
-            .map_err(|e| e.to_string())?;
+    store_access::read(state.db.clone(), move |store| {
+        let usage = store.usage_by_model(unix_ms(from), unix_ms(now) + 1)?;
         let today_ms = utc_midnight_ms(now);
         let first_ms = today_ms - i64::from(days.saturating_sub(1)) * DAY_MS;
         let first_day = utc_day(from_ms(first_ms));
-        let learning = store
-            .learning_usage_since(since_day.as_str().min(first_day.as_str()))
-            .map_err(|e| e.to_string())?;
+        let learning = store.learning_usage_since(since_day.as_str().min(first_day.as_str()))?;
         let mut daily = Vec::new();
         for start in (0..days).map(|i| first_ms + i64::from(i) * DAY_MS) {
-            let usage = store
-                .usage_by_model(start, start + DAY_MS)
-                .map_err(|e| e.to_string())?;
+            let usage = store.usage_by_model(start, start + DAY_MS)?;
             let day = utc_day(from_ms(start));
             daily.push(day_cost(day, usage, &learning, &models, &prices));
         }
@@ -96,7 +85,6 @@ async fn report(state: &AdminState, hours: u32, days: u32) -> Result<CostReport,
         Ok(report)
     })
     .await
-    .map_err(|e| e.to_string())?
 }
 
 /// The start of `t`'s UTC day, in Unix milliseconds.

@@ -7,17 +7,16 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use axum::extract::{Query, State};
-use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
-use metaclaw_store::Store;
 use serde::Deserialize;
 
-use super::routes::{AdminState, error};
+use super::api_error::ApiError;
+use super::routes::AdminState;
 use crate::clock::unix_ms;
 use crate::effect::label::label_new_turns;
 use crate::effect::report::{EffectReport, report};
+use crate::store_access;
 
 const MAX_DAYS: u32 = 92;
 /// Pages of turns labelled per call (500 each): a long backlog is caught up over a few calls.
@@ -32,40 +31,31 @@ struct EffectQuery {
     days: Option<u32>,
 }
 
-async fn effect(State(state): State<Arc<AdminState>>, Query(q): Query<EffectQuery>) -> Response {
+async fn effect(
+    State(state): State<Arc<AdminState>>,
+    Query(q): Query<EffectQuery>,
+) -> Result<Json<EffectReport>, ApiError> {
     let days = q.days.unwrap_or(30);
     if days == 0 || days > MAX_DAYS {
-        return error(
-            StatusCode::BAD_REQUEST,
-            &format!("days must be between 1 and {MAX_DAYS}."),
-        );
+        return Err(ApiError::BadRequest(format!(
+            "days must be between 1 and {MAX_DAYS}."
+        )));
     }
     // Commit queued turns first, so the newest follow-up is labelled.
     let recorder = state.recorder.clone();
     if let Ok(Err(e)) = tokio::task::spawn_blocking(move || recorder.flush()).await {
         tracing::debug!(error = %e, "effect read without flushing the recorder");
     }
-    let db = state.db.clone();
     let share = state.config.learning.holdout;
     let from = SystemTime::now() - Duration::from_secs(u64::from(days) * 86_400);
-    let read = tokio::task::spawn_blocking(move || -> Result<EffectReport, String> {
-        let mut store = Store::open(&db).map_err(|e| e.to_string())?;
-        if let Err(e) = label_new_turns(&mut store, LABEL_PAGES) {
+    store_access::write(state.db.clone(), move |store| {
+        if let Err(e) = label_new_turns(store, LABEL_PAGES) {
             // Older labels still tell something: report them rather than nothing.
             tracing::warn!(error = %e, "could not label the newest turns");
         }
-        let (items, all) = store
-            .carried_effects(unix_ms(from))
-            .map_err(|e| e.to_string())?;
-        let arms = store
-            .holdout_arms(unix_ms(from))
-            .map_err(|e| e.to_string())?;
-        Ok(report(days, share, items, all, arms))
+        let (items, all) = store.carried_effects(unix_ms(from))?;
+        let arms = store.holdout_arms(unix_ms(from))?;
+        Ok(Json(report(days, share, items, all, arms)))
     })
-    .await;
-    match read {
-        Ok(Ok(r)) => Json(r).into_response(),
-        Ok(Err(e)) => error(StatusCode::INTERNAL_SERVER_ERROR, &e),
-        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
-    }
+    .await
 }

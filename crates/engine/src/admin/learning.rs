@@ -9,7 +9,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 
-use super::routes::{AdminState, error};
+use super::api_error::ApiError;
+use super::routes::AdminState;
 
 pub fn router() -> Router<Arc<AdminState>> {
     Router::new()
@@ -17,7 +18,7 @@ pub fn router() -> Router<Arc<AdminState>> {
         .route("/v1/admin/train_step", post(train_step))
 }
 
-async fn view(State(state): State<Arc<AdminState>>) -> Response {
+async fn view(State(state): State<Arc<AdminState>>) -> Result<Response, ApiError> {
     let mode = state.config.mode;
     let learning = state.learning.clone();
     let db = state.db.clone();
@@ -26,22 +27,16 @@ async fn view(State(state): State<Arc<AdminState>>) -> Response {
         Some(l) => l.view(mode),
         None => crate::rl::view_off(mode, &db),
     })
-    .await;
-    match view {
-        Ok(v) => Json(v).into_response(),
-        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
-    }
+    .await?;
+    Ok(Json(view).into_response())
 }
 
-async fn train_step(State(state): State<Arc<AdminState>>) -> Response {
+async fn train_step(State(state): State<Arc<AdminState>>) -> Result<Response, ApiError> {
     let Some(learning) = state.learning.clone() else {
-        return error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            &format!(
-                "weight learning is off in mode {}: switch to rl or madmax (`metaclaw config set mode rl`, then restart)",
-                state.config.mode
-            ),
-        );
+        return Err(ApiError::Unavailable(format!(
+            "weight learning is off in mode {}: switch to rl or madmax (`metaclaw config set mode rl`, then restart)",
+            state.config.mode
+        )));
     };
     let report = crate::rl::train_now(&learning, &state.shutdown).await;
     let status = if report.status == "error" {
@@ -49,5 +44,5 @@ async fn train_step(State(state): State<Arc<AdminState>>) -> Response {
     } else {
         StatusCode::OK
     };
-    (status, Json(report)).into_response()
+    Ok((status, Json(report)).into_response())
 }

@@ -4,15 +4,14 @@
 use std::sync::Arc;
 
 use axum::extract::{Query, State};
-use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
-use metaclaw_store::Store;
 use serde::Deserialize;
-use serde_json::json;
+use serde_json::{Value, json};
 
-use super::routes::{AdminState, error};
+use super::api_error::ApiError;
+use super::routes::AdminState;
+use crate::store_access;
 
 const DEFAULT_DAYS: u16 = 30;
 const MAX_DAYS: u16 = 3660;
@@ -38,19 +37,16 @@ fn since(days: u16) -> String {
     )
 }
 
-async fn usage(State(state): State<Arc<AdminState>>, Query(q): Query<UsageQuery>) -> Response {
-    let db = state.db.clone();
+async fn usage(
+    State(state): State<Arc<AdminState>>,
+    Query(q): Query<UsageQuery>,
+) -> Result<Json<Value>, ApiError> {
     let since = since(q.days.unwrap_or(DEFAULT_DAYS));
-    let from = since.clone();
-    let result = tokio::task::spawn_blocking(move || {
-        Store::open_read_only(&db)?.learning_usage_since(&from)
+    store_access::read(state.db.clone(), move |store| {
+        let rows = store.learning_usage_since(&since)?;
+        Ok(Json(json!({"since": since, "days": rows})))
     })
-    .await;
-    match result {
-        Ok(Ok(rows)) => Json(json!({"since": since, "days": rows})).into_response(),
-        Ok(Err(e)) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
-        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
-    }
+    .await
 }
 
 #[cfg(test)]

@@ -6,14 +6,13 @@ use std::path::Path;
 use std::sync::Arc;
 
 use axum::extract::{Query, State};
-use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::routes::{AdminState, error};
+use super::api_error::ApiError;
+use super::routes::AdminState;
 
 const DEFAULT_LINES: usize = 200;
 const MAX_LINES: usize = 5000;
@@ -39,18 +38,15 @@ pub(super) struct LogLine {
     pub text: String,
 }
 
-async fn logs(State(state): State<Arc<AdminState>>, Query(q): Query<LogsQuery>) -> Response {
+async fn logs(
+    State(state): State<Arc<AdminState>>,
+    Query(q): Query<LogsQuery>,
+) -> Result<Json<Value>, ApiError> {
     let min = match q.level.as_deref().map(str::trim).filter(|l| !l.is_empty()) {
         None => 0,
-        Some(l) => match severity(l) {
-            Some(s) => s,
-            None => {
-                return error(
-                    StatusCode::BAD_REQUEST,
-                    "level must be one of trace, debug, info, warn or error.",
-                );
-            }
-        },
+        Some(l) => severity(l).ok_or_else(|| {
+            ApiError::BadRequest("level must be one of trace, debug, info, warn or error.".into())
+        })?,
     };
     let lines = q.lines.unwrap_or(DEFAULT_LINES).clamp(1, MAX_LINES);
     let dir = state.log_dir.clone();
@@ -63,15 +59,9 @@ async fn logs(State(state): State<Arc<AdminState>>, Query(q): Query<LogsQuery>) 
         let name = file.file_name().map(|n| n.to_string_lossy().into_owned());
         Ok(json!({"file": name, "lines": kept}))
     })
-    .await;
-    match read {
-        Ok(Ok(v)) => Json(v).into_response(),
-        Ok(Err(e)) => error(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            &format!("cannot read the log file: {e}"),
-        ),
-        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
-    }
+    .await?
+    .map_err(|e| ApiError::Internal(format!("cannot read the log file: {e}")))?;
+    Ok(Json(read))
 }
 
 /// The file's last [`TAIL_BYTES`], starting at a whole line.

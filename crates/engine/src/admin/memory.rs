@@ -6,18 +6,20 @@
 use std::sync::Arc;
 
 use axum::extract::{Path, Query, State};
-use axum::http::{StatusCode, header};
+use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use metaclaw_memory::db::{self, EventQuery, ListQuery, SortBy, UnitPatch};
-use metaclaw_memory::{Kind, MemoryError, NewUnit, SearchQuery, Source, Status};
+use metaclaw_memory::{Hit, Kind, MemoryError, NewUnit, SearchQuery, Source, Status};
 use metaclaw_store::Store;
 use serde::Deserialize;
-use serde_json::json;
+use serde_json::{Value, json};
 
-use super::routes::{AdminState, error};
-use crate::memory::Memory;
+use super::api_error::ApiError;
+use super::routes::AdminState;
+use crate::memory::{Extracted, Memory};
+use crate::store_access;
 
 /// Who the audit log names for changes made here.
 const ACTOR: &str = "user";
@@ -43,51 +45,36 @@ pub fn router() -> Router<Arc<AdminState>> {
         .route("/api/memory/{id}/restore", post(restore))
 }
 
-fn off() -> Response {
-    error(
-        StatusCode::CONFLICT,
-        "memory is off (memory.enabled: false)",
-    )
+/// The memory service, or 409 when memory is off.
+pub(super) fn memory(state: &AdminState) -> Result<Memory, ApiError> {
+    state
+        .memory
+        .clone()
+        .ok_or_else(|| ApiError::Conflict("memory is off (memory.enabled: false)".into()))
 }
+
+const QUEUE_FULL: &str = "the memory queue is full; try again";
 
 fn now() -> i64 {
     crate::clock::now_ms()
 }
 
-/// Runs a database call on a blocking thread and answers with its JSON, or a clear error.
-async fn on_db<T: serde::Serialize + Send + 'static>(
+/// A memory read, when memory is on, answered with its JSON.
+async fn read<T: Send + 'static>(
     state: &AdminState,
-    write: bool,
-    f: impl FnOnce(&mut Store) -> Result<T, MemoryError> + Send + 'static,
-) -> Response {
-    if state.memory.is_none() {
-        return off();
-    }
-    let db = state.db.clone();
-    let done = tokio::task::spawn_blocking(move || {
-        let mut store = if write {
-            Store::open(&db)
-        } else {
-            Store::open_read_only(&db)
-        }
-        .map_err(|e| (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
-        f(&mut store).map_err(|e| (status_of(&e), e.to_string()))
-    })
-    .await;
-    match done {
-        Ok(Ok(v)) => Json(v).into_response(),
-        Ok(Err((status, msg))) => error(status, &msg),
-        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
-    }
+    f: impl FnOnce(&Store) -> Result<T, MemoryError> + Send + 'static,
+) -> Result<Json<T>, ApiError> {
+    memory(state)?;
+    store_access::read(state.db.clone(), move |s| Ok(Json(f(s)?))).await
 }
 
-fn status_of(e: &MemoryError) -> StatusCode {
-    match e {
-        MemoryError::NotFound(_) => StatusCode::NOT_FOUND,
-        MemoryError::Conflict { .. } => StatusCode::CONFLICT,
-        MemoryError::Invalid(_) => StatusCode::BAD_REQUEST,
-        _ => StatusCode::INTERNAL_SERVER_ERROR,
-    }
+/// A memory change, when memory is on, answered with its JSON.
+async fn write<T: Send + 'static>(
+    state: &AdminState,
+    f: impl FnOnce(&mut Store) -> Result<T, MemoryError> + Send + 'static,
+) -> Result<Json<T>, ApiError> {
+    memory(state)?;
+    store_access::write(state.db.clone(), move |s| Ok(Json(f(s)?))).await
 }
 
 #[derive(Deserialize, Default)]
@@ -105,19 +92,23 @@ struct ListParams {
     limit: Option<u32>,
 }
 
-async fn list(State(state): State<Arc<AdminState>>, Query(p): Query<ListParams>) -> Response {
+async fn list(
+    State(state): State<Arc<AdminState>>,
+    Query(p): Query<ListParams>,
+) -> Result<Json<db::Page>, ApiError> {
+    let bad = |what: &str| ApiError::BadRequest(format!("unknown {what}"));
     let kinds = match p.kind.as_deref().map(Kind::parse) {
-        Some(None) => return error(StatusCode::BAD_REQUEST, "unknown kind"),
+        Some(None) => return Err(bad("kind")),
         Some(Some(k)) => vec![k],
         None => Vec::new(),
     };
     let statuses = match p.status.as_deref().map(Status::parse) {
-        Some(None) => return error(StatusCode::BAD_REQUEST, "unknown status"),
+        Some(None) => return Err(bad("status")),
         Some(Some(s)) => vec![s],
         None => Vec::new(),
     };
     let source = match p.source.as_deref().map(Source::parse) {
-        Some(None) => return error(StatusCode::BAD_REQUEST, "unknown source"),
+        Some(None) => return Err(bad("source")),
         other => other.flatten(),
     };
     let q = ListQuery {
@@ -132,7 +123,7 @@ async fn list(State(state): State<Arc<AdminState>>, Query(p): Query<ListParams>)
         cursor: p.cursor,
         limit: p.limit.unwrap_or(0),
     };
-    on_db(&state, false, move |s| db::list(s.connection(), &q)).await
+    read(&state, move |s| db::list(s.connection(), &q)).await
 }
 
 #[derive(Deserialize)]
@@ -148,10 +139,8 @@ struct SearchParams {
 async fn search_route(
     State(state): State<Arc<AdminState>>,
     Query(p): Query<SearchParams>,
-) -> Response {
-    let Some(memory) = state.memory.clone() else {
-        return off();
-    };
+) -> Result<Json<Vec<Hit>>, ApiError> {
+    let memory = memory(&state)?;
     let q = SearchQuery {
         scope: p.scope.unwrap_or_else(|| state.config.memory.scope.clone()),
         text: p.q,
@@ -159,10 +148,7 @@ async fn search_route(
         limit: p.limit.unwrap_or(20).min(200),
         include_inactive: false,
     };
-    match memory.search(q).await {
-        Ok(hits) => Json(hits).into_response(),
-        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &e),
-    }
+    Ok(Json(memory.search(q).await?))
 }
 
 #[derive(Deserialize, Default)]
@@ -171,15 +157,21 @@ struct ScopeParam {
     scope: Option<String>,
 }
 
-async fn stats(State(state): State<Arc<AdminState>>, Query(p): Query<ScopeParam>) -> Response {
-    on_db(&state, false, move |s| {
+async fn stats(
+    State(state): State<Arc<AdminState>>,
+    Query(p): Query<ScopeParam>,
+) -> Result<Json<db::Stats>, ApiError> {
+    read(&state, move |s| {
         db::stats(s.connection(), p.scope.as_deref())
     })
     .await
 }
 
-async fn show(State(state): State<Arc<AdminState>>, Path(id): Path<String>) -> Response {
-    on_db(&state, false, move |s| {
+async fn show(
+    State(state): State<Arc<AdminState>>,
+    Path(id): Path<String>,
+) -> Result<Json<Shown>, ApiError> {
+    read(&state, move |s| {
         let conn = s.connection();
         let unit = db::get(conn, &id)?.ok_or_else(|| MemoryError::NotFound(id.clone()))?;
         let history = db::history(conn, &id)?;
@@ -224,7 +216,10 @@ struct Create {
     fact_key: Option<String>,
 }
 
-async fn create(State(state): State<Arc<AdminState>>, Json(c): Json<Create>) -> Response {
+async fn create(
+    State(state): State<Arc<AdminState>>,
+    Json(c): Json<Create>,
+) -> Result<Json<metaclaw_memory::MemoryUnit>, ApiError> {
     let unit = NewUnit {
         scope: c.scope.unwrap_or_else(|| state.config.memory.scope.clone()),
         kind: c.kind,
@@ -242,27 +237,23 @@ async fn create(State(state): State<Arc<AdminState>>, Json(c): Json<Create>) -> 
         expires_ms: None,
     };
     let scope = unit.scope.clone();
-    let done = on_db(&state, true, move |s| {
+    let done = write(&state, move |s| {
         db::insert(s.connection_mut(), &unit, ACTOR, now())
     })
-    .await;
-    changed(&state, &done, Some(&scope));
-    done
+    .await?;
+    changed(&state, Some(&scope));
+    Ok(done)
 }
 
 /// The dashboard follows a successful change live.
-fn announce(state: &AdminState, done: &Response) {
-    if done.status().is_success() {
-        state.events.emit(crate::events::EngineEvent::MemoryChanged);
-    }
+fn announce(state: &AdminState) {
+    state.events.emit(crate::events::EngineEvent::MemoryChanged);
 }
 
 /// After a successful change by a person, the memory's embeddings catch up (and the
 /// change is announced).
-fn changed(state: &AdminState, done: &Response, scope: Option<&str>) {
-    if let Some(memory) = &state.memory
-        && done.status().is_success()
-    {
+fn changed(state: &AdminState, scope: Option<&str>) {
+    if let Some(memory) = &state.memory {
         memory.units_changed(scope);
     }
 }
@@ -280,8 +271,8 @@ async fn edit(
     State(state): State<Arc<AdminState>>,
     Path(id): Path<String>,
     Json(e): Json<Edit>,
-) -> Response {
-    let done = on_db(&state, true, move |s| {
+) -> Result<Json<metaclaw_memory::MemoryUnit>, ApiError> {
+    let done = write(&state, move |s| {
         db::update(
             s.connection_mut(),
             &id,
@@ -291,54 +282,59 @@ async fn edit(
             e.expected_version,
         )
     })
-    .await;
-    changed(&state, &done, None);
-    done
+    .await?;
+    changed(&state, None);
+    Ok(done)
 }
 
-async fn pin(State(state): State<Arc<AdminState>>, Path(id): Path<String>) -> Response {
-    let done = on_db(&state, true, move |s| {
+/// A change of one unit's state (pin, unpin, forget, restore, purge), announced when done.
+async fn lifecycle<T: Send + 'static>(
+    state: &AdminState,
+    f: impl FnOnce(&mut Store) -> Result<T, MemoryError> + Send + 'static,
+) -> Result<Json<T>, ApiError> {
+    let done = write(state, f).await?;
+    announce(state);
+    Ok(done)
+}
+
+type Unit = Result<Json<metaclaw_memory::MemoryUnit>, ApiError>;
+
+async fn pin(State(state): State<Arc<AdminState>>, Path(id): Path<String>) -> Unit {
+    lifecycle(&state, move |s| {
         db::set_pinned(s.connection_mut(), &id, true, ACTOR, now())
     })
-    .await;
-    announce(&state, &done);
-    done
+    .await
 }
 
-async fn unpin(State(state): State<Arc<AdminState>>, Path(id): Path<String>) -> Response {
-    let done = on_db(&state, true, move |s| {
+async fn unpin(State(state): State<Arc<AdminState>>, Path(id): Path<String>) -> Unit {
+    lifecycle(&state, move |s| {
         db::set_pinned(s.connection_mut(), &id, false, ACTOR, now())
     })
-    .await;
-    announce(&state, &done);
-    done
+    .await
 }
 
-async fn forget(State(state): State<Arc<AdminState>>, Path(id): Path<String>) -> Response {
-    let done = on_db(&state, true, move |s| {
+async fn forget(State(state): State<Arc<AdminState>>, Path(id): Path<String>) -> Unit {
+    lifecycle(&state, move |s| {
         db::archive(s.connection_mut(), &id, ACTOR, now())
     })
-    .await;
-    announce(&state, &done);
-    done
+    .await
 }
 
-async fn restore(State(state): State<Arc<AdminState>>, Path(id): Path<String>) -> Response {
-    let done = on_db(&state, true, move |s| {
+async fn restore(State(state): State<Arc<AdminState>>, Path(id): Path<String>) -> Unit {
+    lifecycle(&state, move |s| {
         db::restore(s.connection_mut(), &id, ACTOR, now())
     })
-    .await;
-    announce(&state, &done);
-    done
+    .await
 }
 
-async fn purge(State(state): State<Arc<AdminState>>, Path(id): Path<String>) -> Response {
-    let done = on_db(&state, true, move |s| {
+async fn purge(
+    State(state): State<Arc<AdminState>>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    lifecycle(&state, move |s| {
         db::purge(s.connection_mut(), &id, ACTOR, now()).map(|()| json!({"purged": id}))
     })
-    .await;
-    announce(&state, &done);
-    done
+    .await
 }
 
 #[derive(Deserialize, Default)]
@@ -349,13 +345,12 @@ struct ExportParams {
 }
 
 /// JSONL, one unit per line (what `import` reads back).
-async fn export(State(state): State<Arc<AdminState>>, Query(p): Query<ExportParams>) -> Response {
-    if state.memory.is_none() {
-        return off();
-    }
-    let db = state.db.clone();
-    let done = tokio::task::spawn_blocking(move || {
-        let store = Store::open_read_only(&db).map_err(|e| e.to_string())?;
+async fn export(
+    State(state): State<Arc<AdminState>>,
+    Query(p): Query<ExportParams>,
+) -> Result<Response, ApiError> {
+    memory(&state)?;
+    let bytes = store_access::read(state.db.clone(), move |store| {
         let mut out = Vec::new();
         db::export_jsonl(
             store.connection(),
@@ -363,36 +358,30 @@ async fn export(State(state): State<Arc<AdminState>>, Query(p): Query<ExportPara
             p.include_inactive,
             &mut out,
         )
-        .map_err(|e| e.to_string())?;
-        Ok::<_, String>(out)
+        // Every export failure is the server's, whatever the memory error says.
+        .map_err(ApiError::internal)?;
+        Ok::<_, ApiError>(out)
     })
-    .await;
-    match done {
-        Ok(Ok(bytes)) => ([(header::CONTENT_TYPE, "application/x-ndjson")], bytes).into_response(),
-        Ok(Err(e)) => error(StatusCode::INTERNAL_SERVER_ERROR, &e),
-        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
-    }
+    .await?;
+    Ok(([(header::CONTENT_TYPE, "application/x-ndjson")], bytes).into_response())
 }
 
-async fn import(State(state): State<Arc<AdminState>>, body: axum::body::Body) -> Response {
+async fn import(
+    State(state): State<Arc<AdminState>>,
+    body: axum::body::Body,
+) -> Result<Json<db::ImportReport>, ApiError> {
     // Spooled first, so a slow upload never holds the database's write lock (turns keep
     // being recorded while it arrives).
-    let spooled = match spool(body).await {
-        Ok(file) => file,
-        Err(e) => {
-            return error(
-                StatusCode::BAD_REQUEST,
-                &format!("the upload did not arrive whole: {e}"),
-            );
-        }
-    };
-    let done = on_db(&state, true, move |s| {
+    let spooled = spool(body)
+        .await
+        .map_err(|e| ApiError::BadRequest(format!("the upload did not arrive whole: {e}")))?;
+    let done = write(&state, move |s| {
         let reader = std::io::BufReader::new(spooled);
         db::import_jsonl(s.connection_mut(), reader, "import", now())
     })
-    .await;
-    changed(&state, &done, None);
-    done
+    .await?;
+    changed(&state, None);
+    Ok(done)
 }
 
 /// Writes the request body to an anonymous temporary file and rewinds it.
@@ -431,16 +420,11 @@ struct ExtractRequest {
 async fn extract(
     State(state): State<Arc<AdminState>>,
     Json(req): Json<ExtractRequest>,
-) -> Response {
-    let Some(memory): Option<Memory> = state.memory.clone() else {
-        return off();
-    };
+) -> Result<Json<Extracted>, ApiError> {
+    let memory = memory(&state)?;
     match memory.extract_now(&req.session_id, true, None).await {
-        Some(out) => Json(out).into_response(),
-        None => error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "the memory queue is full; try again",
-        ),
+        Some(out) => Ok(Json(out)),
+        None => Err(ApiError::Unavailable(QUEUE_FULL.into())),
     }
 }
 
@@ -448,17 +432,11 @@ async fn extract(
 async fn consolidate(
     State(state): State<Arc<AdminState>>,
     Query(p): Query<ScopeParam>,
-) -> Response {
-    let Some(memory) = state.memory.clone() else {
-        return off();
-    };
+) -> Result<Json<Value>, ApiError> {
+    let memory = memory(&state)?;
     let scope = p.scope.unwrap_or_else(|| state.config.memory.scope.clone());
     match memory.consolidate_now(&scope).await {
-        Some(Ok(steps)) => Json(json!({"scope": scope, "steps": steps})).into_response(),
-        Some(Err(e)) => error(StatusCode::INTERNAL_SERVER_ERROR, &e),
-        None => error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "the memory queue is full; try again",
-        ),
+        Some(steps) => Ok(Json(json!({"scope": scope, "steps": steps?}))),
+        None => Err(ApiError::Unavailable(QUEUE_FULL.into())),
     }
 }

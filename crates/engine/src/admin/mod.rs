@@ -2,6 +2,7 @@
 //! only the user can read (`$METACLAW_HOME/run/admin_token`, mode 0600).
 
 mod agents;
+mod api_error;
 mod cost;
 mod effect;
 mod events;

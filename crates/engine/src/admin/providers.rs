@@ -5,14 +5,13 @@ use std::sync::Arc;
 
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::Deserialize;
-use serde_json::json;
+use serde_json::{Value, json};
 
-use super::routes::{AdminState, error};
+use super::api_error::ApiError;
+use super::routes::AdminState;
 use crate::config::LlmApi;
 use crate::paths::Paths;
 use crate::providers::{
@@ -28,7 +27,7 @@ pub fn router() -> Router<Arc<AdminState>> {
         .route("/api/providers/test", post(test))
 }
 
-async fn list(State(state): State<Arc<AdminState>>) -> Response {
+async fn list(State(state): State<Arc<AdminState>>) -> Json<Value> {
     let config = &state.config;
     let llm = &config.llm;
     let presets: Vec<_> = PRESETS.iter().map(|p| p.view(config)).collect();
@@ -45,7 +44,6 @@ async fn list(State(state): State<Arc<AdminState>>) -> Response {
             "key_stored": key_stored,
         },
     }))
-    .into_response()
 }
 
 /// Deliberately not `Debug`: it holds the key as the user typed it.
@@ -59,31 +57,24 @@ struct TestRequest {
     api_key: Option<String>,
 }
 
-async fn test(State(state): State<Arc<AdminState>>, body: Bytes) -> Response {
-    let req: TestRequest = match serde_json::from_slice(&body) {
-        Ok(r) => r,
-        Err(e) => {
-            return error(
-                StatusCode::BAD_REQUEST,
-                &format!("expected {{provider, api_base?, api?, model?, api_key?}}: {e}"),
-            );
-        }
-    };
+async fn test(State(state): State<Arc<AdminState>>, body: Bytes) -> Result<Json<Report>, ApiError> {
+    let req: TestRequest = serde_json::from_slice(&body).map_err(|e| {
+        ApiError::BadRequest(format!(
+            "expected {{provider, api_base?, api?, model?, api_key?}}: {e}"
+        ))
+    })?;
     let target = match resolve(&state, req).await {
         Ok(t) => t,
-        Err(Resolve::Bad(message)) => return error(StatusCode::BAD_REQUEST, &message),
-        Err(Resolve::Failed(e)) => return Json(failed(e)).into_response(),
+        Err(Resolve::Bad(message)) => return Err(ApiError::BadRequest(message)),
+        Err(Resolve::Failed(e)) => return Ok(Json(failed(e))),
     };
-    let http = match reqwest::Client::builder()
+    let http = reqwest::Client::builder()
         // A redirect could carry the key to another host.
         .redirect(reqwest::redirect::Policy::none())
         .connect_timeout(PROBE_TIMEOUT)
         .build()
-    {
-        Ok(c) => c,
-        Err(e) => return error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
-    };
-    Json(providers::test_connection(&http, &target).await).into_response()
+        .map_err(ApiError::internal)?;
+    Ok(Json(providers::test_connection(&http, &target).await))
 }
 
 enum Resolve {
@@ -181,10 +172,10 @@ fn failed(e: ProbeError) -> Report {
 }
 
 /// `llm.api_key` from the daemon's secret store (environment, keychain, file).
-async fn stored_key(state: &AdminState) -> Result<Option<Secret>, String> {
-    let paths = Paths::new(&state.home).map_err(|e| e.to_string())?;
-    let store = SecretStore::open(&paths).map_err(|e| e.to_string())?;
-    let key = store.get_async(LLM_KEY).await.map_err(|e| e.to_string())?;
+async fn stored_key(state: &AdminState) -> Result<Option<Secret>, ApiError> {
+    let paths = Paths::new(&state.home)?;
+    let store = SecretStore::open(&paths)?;
+    let key = store.get_async(LLM_KEY).await?;
     Ok(key.filter(|k| !k.expose().is_empty()))
 }
 

@@ -19,12 +19,14 @@ use subtle::ConstantTimeEq;
 use tokio_util::sync::CancellationToken;
 
 use super::agents::AgentsAdmin;
+use super::api_error::ApiError;
 use super::skills::{self, SkillsAdmin};
 use super::status::{Health, MemoryStatus, SkillsStatus, Status, UpstreamStatus};
 use super::{memory, memory_policy};
 use crate::config::Config;
 use crate::memory::Memory;
 use crate::recorder::RecorderHandle;
+use crate::store_access;
 
 /// What the admin routes read.
 pub struct AdminState {
@@ -232,31 +234,25 @@ struct TurnsQuery {
     session: Option<String>,
 }
 
-async fn turns(State(state): State<Arc<AdminState>>, Query(q): Query<TurnsQuery>) -> Response {
-    let db = state.db.clone();
-    let result = tokio::task::spawn_blocking(move || {
-        let store = Store::open_read_only(&db)?;
-        match q.session {
-            Some(s) => store.session_turns(&s),
-            None => store.recent_turns(q.limit.unwrap_or(50).min(1000)),
-        }
+async fn turns(
+    State(state): State<Arc<AdminState>>,
+    Query(q): Query<TurnsQuery>,
+) -> Result<Json<Value>, ApiError> {
+    store_access::read(state.db.clone(), move |store| {
+        let rows = match q.session {
+            Some(s) => store.session_turns(&s)?,
+            None => store.recent_turns(q.limit.unwrap_or(50).min(1000))?,
+        };
+        Ok(Json(json!({"turns": rows})))
     })
-    .await;
-    match result {
-        Ok(Ok(rows)) => Json(json!({"turns": rows})).into_response(),
-        Ok(Err(e)) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
-        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
-    }
+    .await
 }
 
 /// Waits until every turn queued so far is committed (tests, and `metaclaw stop`).
-async fn flush(State(state): State<Arc<AdminState>>) -> Response {
+async fn flush(State(state): State<Arc<AdminState>>) -> Result<Json<Value>, ApiError> {
     let recorder = state.recorder.clone();
-    match tokio::task::spawn_blocking(move || recorder.flush()).await {
-        Ok(Ok(())) => Json(json!({"ok": true})).into_response(),
-        Ok(Err(e)) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
-        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
-    }
+    tokio::task::spawn_blocking(move || recorder.flush()).await??;
+    Ok(Json(json!({"ok": true})))
 }
 
 /// New settings take effect: the engine stops and its host starts it again on the same

@@ -8,7 +8,6 @@ use std::time::Duration;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Query, State};
-use axum::http::StatusCode;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -19,8 +18,9 @@ use serde::Deserialize;
 use serde_json::json;
 use tokio::sync::{broadcast, oneshot, watch};
 
-use super::routes::{AdminState, error};
-use super::settings::{Failure, Staged, invalid, sentence};
+use super::api_error::ApiError;
+use super::routes::AdminState;
+use super::settings::{Staged, sentence};
 use crate::calendar::{self as cal, Present};
 use crate::config::{self, Config};
 use crate::paths::Paths;
@@ -71,43 +71,36 @@ struct PauseBody {
     until: Option<String>,
 }
 
-async fn pause(State(state): State<Arc<AdminState>>, body: Bytes) -> Response {
+async fn pause(
+    State(state): State<Arc<AdminState>>,
+    body: Bytes,
+) -> Result<axum::Json<SchedulerStatus>, ApiError> {
     let body: PauseBody = if body.iter().all(u8::is_ascii_whitespace) {
         PauseBody::default()
     } else {
-        match serde_json::from_slice(&body) {
-            Ok(b) => b,
-            Err(e) => {
-                return error(
-                    StatusCode::BAD_REQUEST,
-                    &format!(
-                        "the body must be {{\"for\": \"2h\"}}, {{\"until\": \"18:00\"}} or {{}}: {e}"
-                    ),
-                );
-            }
-        }
+        serde_json::from_slice(&body).map_err(|e| {
+            ApiError::BadRequest(format!(
+                "the body must be {{\"for\": \"2h\"}}, {{\"until\": \"18:00\"}} or {{}}: {e}"
+            ))
+        })?
     };
     let w = &state.scheduler;
-    let until = match parse::pause_end(
+    let until = parse::pause_end(
         body.duration.as_deref(),
         body.until.as_deref(),
         w.now(),
         &w.time_zone(),
-    ) {
-        Ok(u) => u,
-        Err(e) => return error(StatusCode::BAD_REQUEST, &e.to_string()),
-    };
-    match w.pause(until).await {
-        Ok(snapshot) => axum::Json(view(&state, &snapshot)).into_response(),
-        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
-    }
+    )
+    .map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    let snapshot = w.pause(until).await.map_err(ApiError::internal)?;
+    Ok(axum::Json(view(&state, &snapshot)))
 }
 
-async fn resume(State(state): State<Arc<AdminState>>) -> Response {
-    match state.scheduler.resume().await {
-        Ok(snapshot) => axum::Json(view(&state, &snapshot)).into_response(),
-        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
-    }
+async fn resume(
+    State(state): State<Arc<AdminState>>,
+) -> Result<axum::Json<SchedulerStatus>, ApiError> {
+    let snapshot = state.scheduler.resume().await.map_err(ApiError::internal)?;
+    Ok(axum::Json(view(&state, &snapshot)))
 }
 
 /// `event: snapshot` (the status, as `GET /api/scheduler`) first and after every change,
@@ -199,13 +192,15 @@ struct PreviewQuery {
 /// the proposed sleep hours, as `metaclaw scheduler next-window` computes it from the
 /// config (sleep hours and the pause). The hours are checked by the config's own
 /// validation, on a staged copy: nothing is written.
-async fn preview(State(state): State<Arc<AdminState>>, Query(q): Query<PreviewQuery>) -> Response {
+async fn preview(
+    State(state): State<Arc<AdminState>>,
+    Query(q): Query<PreviewQuery>,
+) -> Result<axum::Json<serde_json::Value>, ApiError> {
     let home = state.home.clone();
-    let done = tokio::task::spawn_blocking(move || {
-        let other = |e: &dyn std::fmt::Display| Failure::Other(e.to_string());
-        let paths = Paths::new(&home).map_err(|e| other(&e))?;
-        let store = SecretStore::open(&paths).map_err(|e| other(&e))?;
-        let staged = Staged::new(&paths).map_err(|e| other(&e))?;
+    let preview = tokio::task::spawn_blocking(move || {
+        let paths = Paths::new(&home)?;
+        let store = SecretStore::open(&paths)?;
+        let staged = Staged::new(&paths).map_err(ApiError::internal)?;
         let changes: Vec<(String, String)> = [
             ("scheduler.sleep_start", q.sleep_start),
             ("scheduler.sleep_end", q.sleep_end),
@@ -215,7 +210,7 @@ async fn preview(State(state): State<Arc<AdminState>>, Query(q): Query<PreviewQu
         .collect();
         staged.set_all(&store, &changes)?;
         let config = Config::load(&staged.paths)
-            .map_err(|e| Failure::Invalid(sentence("scheduler", &e)))?
+            .map_err(|e| ApiError::Invalid(sentence("scheduler", &e)))?
             .config;
         let status = offline::status(&paths, &config);
         let now = SystemClock.now_zoned();
@@ -225,18 +220,13 @@ async fn preview(State(state): State<Arc<AdminState>>, Query(q): Query<PreviewQu
             .unwrap_or(&line)
             .to_owned();
         let s = &config.scheduler;
-        Ok::<_, Failure>(json!({
+        Ok::<_, ApiError>(json!({
             "next_window": next,
             "sleep": format!("{}–{}", s.sleep_start, s.sleep_end),
         }))
     })
-    .await;
-    match done {
-        Ok(Ok(v)) => axum::Json(v).into_response(),
-        Ok(Err(Failure::Invalid(i))) => invalid(&i),
-        Ok(Err(Failure::Other(e))) => error(StatusCode::INTERNAL_SERVER_ERROR, &e),
-        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
-    }
+    .await??;
+    Ok(axum::Json(preview))
 }
 
 /// How long connect waits for the sign-in address before giving up.
@@ -244,9 +234,10 @@ const AUTH_URL_WAIT: Duration = Duration::from_secs(30);
 /// How long the sign-in may take before the flow gives up waiting for Google's redirect.
 const SIGN_IN_WAIT: Duration = Duration::from_secs(15 * 60);
 
-type UrlSlot = Arc<Mutex<Option<oneshot::Sender<Result<String, String>>>>>;
+/// The sign-in address, or why the flow failed before there was one.
+type UrlSlot = Arc<Mutex<Option<oneshot::Sender<Result<String, cal::CalendarError>>>>>;
 
-fn answer(slot: &UrlSlot, value: Result<String, String>) {
+fn answer(slot: &UrlSlot, value: Result<String, cal::CalendarError>) {
     if let Some(tx) = slot.lock().unwrap_or_else(PoisonError::into_inner).take() {
         let _ = tx.send(value);
     }
@@ -256,25 +247,19 @@ fn answer(slot: &UrlSlot, value: Result<String, String>) {
 /// (the same engine call as `metaclaw scheduler calendar connect`) runs in the background,
 /// waiting for the loopback redirect; the UI opens the address. Once connected,
 /// `scheduler.calendar.enabled` is set, as the CLI does.
-async fn calendar_connect(State(state): State<Arc<AdminState>>) -> Response {
+async fn calendar_connect(
+    State(state): State<Arc<AdminState>>,
+) -> Result<axum::Json<serde_json::Value>, ApiError> {
     let home = state.home.clone();
-    let opened = tokio::task::spawn_blocking(move || {
-        let paths = Paths::new(&home).map_err(|e| e.to_string())?;
-        let loaded = Config::load(&paths).map_err(|e| e.to_string())?;
-        let store = SecretStore::open(&paths)
-            .map_err(|e| e.to_string())?
-            .with_legacy(loaded.legacy_secrets);
-        Ok::<_, String>((paths, loaded.config, store))
+    let (paths, config, store) = tokio::task::spawn_blocking(move || {
+        let paths = Paths::new(&home)?;
+        let loaded = Config::load(&paths)?;
+        let store = SecretStore::open(&paths)?.with_legacy(loaded.legacy_secrets);
+        Ok::<_, ApiError>((paths, loaded.config, store))
     })
-    .await;
-    let (paths, config, store) = match opened {
-        Ok(Ok(r)) => r,
-        Ok(Err(e)) => return error(StatusCode::INTERNAL_SERVER_ERROR, &e),
-        Err(e) => return error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
-    };
-    if let Err(why) = cal::credentials_path(&config.scheduler.calendar, &paths) {
-        return error(StatusCode::BAD_REQUEST, &why);
-    }
+    .await??;
+    cal::credentials_path(&config.scheduler.calendar, &paths)
+        .map_err(|why| ApiError::BadRequest(why.to_string()))?;
     let (tx, rx) = oneshot::channel();
     let slot: UrlSlot = Arc::new(Mutex::new(Some(tx)));
     let show = {
@@ -303,36 +288,32 @@ async fn calendar_connect(State(state): State<Arc<AdminState>>) -> Response {
             }
             Ok(Err(e)) => {
                 tracing::warn!(error = %e, "calendar connect failed");
-                answer(&slot, Err(e.to_string()));
+                answer(&slot, Err(e));
             }
             Err(_) => tracing::info!("calendar sign-in not completed in time; connect again"),
         }
     });
     match tokio::time::timeout(AUTH_URL_WAIT, rx).await {
-        Ok(Ok(Ok(url))) => axum::Json(json!({"auth_url": url})).into_response(),
-        Ok(Ok(Err(e))) => error(
-            StatusCode::BAD_GATEWAY,
-            &format!("cannot start the Google sign-in: {e}"),
-        ),
-        _ => error(
-            StatusCode::GATEWAY_TIMEOUT,
-            "the Google sign-in did not start; try again",
-        ),
+        Ok(Ok(Ok(url))) => Ok(axum::Json(json!({"auth_url": url}))),
+        Ok(Ok(Err(e))) => Err(ApiError::BadGateway(format!(
+            "cannot start the Google sign-in: {e}"
+        ))),
+        _ => Err(ApiError::GatewayTimeout(
+            "the Google sign-in did not start; try again".into(),
+        )),
     }
 }
 
 /// `POST /api/scheduler/calendar/disconnect`: the stored Google token is deleted.
-async fn calendar_disconnect(State(state): State<Arc<AdminState>>) -> Response {
+async fn calendar_disconnect(
+    State(state): State<Arc<AdminState>>,
+) -> Result<axum::Json<serde_json::Value>, ApiError> {
     let home = state.home.clone();
-    let done = tokio::task::spawn_blocking(move || {
-        let paths = Paths::new(&home).map_err(|e| e.to_string())?;
-        let store = SecretStore::open(&paths).map_err(|e| e.to_string())?;
-        cal::disconnect(&store)
+    tokio::task::spawn_blocking(move || {
+        let paths = Paths::new(&home)?;
+        let store = SecretStore::open(&paths)?;
+        Ok::<_, ApiError>(cal::disconnect(&store)?)
     })
-    .await;
-    match done {
-        Ok(Ok(_)) => axum::Json(json!({"ok": true})).into_response(),
-        Ok(Err(e)) => error(StatusCode::INTERNAL_SERVER_ERROR, &e),
-        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
-    }
+    .await??;
+    Ok(axum::Json(json!({"ok": true})))
 }

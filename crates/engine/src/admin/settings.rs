@@ -12,14 +12,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use super::routes::{AdminState, error};
+use super::api_error::{ApiError, Invalid};
+use super::routes::AdminState;
 use crate::config::{self, Config, ConfigError, SetOutcome};
 use crate::paths::{Paths, write_private_file};
 use crate::secrets::SecretStore;
@@ -147,19 +146,14 @@ const SETTINGS: &[Setting] = &[
     },
 ];
 
-async fn show(State(state): State<Arc<AdminState>>) -> Response {
+async fn show(State(state): State<Arc<AdminState>>) -> Result<Json<Value>, ApiError> {
     let home = state.home.clone();
-    let read = tokio::task::spawn_blocking(move || {
-        let paths = Paths::new(&home).map_err(|e| e.to_string())?;
-        let loaded = Config::load(&paths).map_err(|e| e.to_string())?;
-        Ok::<_, String>((paths.config, loaded))
+    let (path, loaded) = tokio::task::spawn_blocking(move || {
+        let paths = Paths::new(&home)?;
+        let loaded = Config::load(&paths)?;
+        Ok::<_, ApiError>((paths.config, loaded))
     })
-    .await;
-    let (path, loaded) = match read {
-        Ok(Ok(r)) => r,
-        Ok(Err(e)) => return error(StatusCode::INTERNAL_SERVER_ERROR, &e),
-        Err(e) => return error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
-    };
+    .await??;
     let effective = serde_json::to_value(&loaded.config).unwrap_or(Value::Null);
     let settings: Vec<Value> = SETTINGS
         .iter()
@@ -194,12 +188,11 @@ async fn show(State(state): State<Arc<AdminState>>) -> Response {
             item
         })
         .collect();
-    Json(json!({
+    Ok(Json(json!({
         "config_path": path.display().to_string(),
         "settings": settings,
         "warnings": loaded.warnings,
-    }))
-    .into_response()
+    })))
 }
 
 #[derive(Deserialize)]
@@ -208,54 +201,41 @@ struct PatchBody {
     changes: Map<String, Value>,
 }
 
-async fn patch(State(state): State<Arc<AdminState>>, body: Bytes) -> Response {
-    let body: PatchBody = match serde_json::from_slice(&body) {
-        Ok(b) => b,
-        Err(e) => {
-            return error(
-                StatusCode::BAD_REQUEST,
-                &format!("the body must be {{\"changes\": {{\"<key>\": <value>, ...}}}}: {e}"),
-            );
-        }
-    };
+async fn patch(State(state): State<Arc<AdminState>>, body: Bytes) -> Result<Json<Value>, ApiError> {
+    let body: PatchBody = serde_json::from_slice(&body).map_err(|e| {
+        ApiError::BadRequest(format!(
+            "the body must be {{\"changes\": {{\"<key>\": <value>, ...}}}}: {e}"
+        ))
+    })?;
     let mut changes = Vec::with_capacity(body.changes.len());
     for (key, value) in &body.changes {
-        let Some(setting) = SETTINGS.iter().find(|s| s.key == key) else {
-            return invalid(&Invalid {
+        let refused = |message| {
+            ApiError::Invalid(Invalid {
                 field: key.clone(),
-                message: format!("{key} is not a setting this screen changes."),
-            });
+                message,
+            })
         };
-        match text_of(setting, value) {
-            Ok(text) => changes.push((setting.key.to_owned(), text)),
-            Err(message) => {
-                return invalid(&Invalid {
-                    field: key.clone(),
-                    message,
-                });
-            }
-        }
+        let setting = SETTINGS
+            .iter()
+            .find(|s| s.key == key)
+            .ok_or_else(|| refused(format!("{key} is not a setting this screen changes.")))?;
+        let text = text_of(setting, value).map_err(refused)?;
+        changes.push((setting.key.to_owned(), text));
     }
     let home = state.home.clone();
-    let done = tokio::task::spawn_blocking(move || {
-        let paths = Paths::new(&home).map_err(|e| Failure::Other(e.to_string()))?;
-        let store = SecretStore::open(&paths).map_err(|e| Failure::Other(e.to_string()))?;
-        let staged = Staged::new(&paths).map_err(|e| Failure::Other(e.to_string()))?;
+    let written = tokio::task::spawn_blocking(move || {
+        let paths = Paths::new(&home)?;
+        let store = SecretStore::open(&paths)?;
+        let staged = Staged::new(&paths).map_err(ApiError::internal)?;
         let written = staged.set_all(&store, &changes)?;
-        staged.commit(&paths).map_err(Failure::Other)?;
-        Ok::<_, Failure>(written)
+        staged.commit(&paths)?;
+        Ok::<_, ApiError>(written)
     })
-    .await;
-    match done {
-        Ok(Ok(written)) => Json(json!({
-            "restart_required": !written.is_empty(),
-            "written": written,
-        }))
-        .into_response(),
-        Ok(Err(Failure::Invalid(i))) => invalid(&i),
-        Ok(Err(Failure::Other(e))) => error(StatusCode::INTERNAL_SERVER_ERROR, &e),
-        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
-    }
+    .await??;
+    Ok(Json(json!({
+        "restart_required": !written.is_empty(),
+        "written": written,
+    })))
 }
 
 /// A JSON value as the text `config::set` reads, checked against the setting's type.
@@ -294,26 +274,6 @@ fn share_of(value: &Value) -> Option<f64> {
         Value::String(s) => s.trim().parse().ok(),
         _ => None,
     }
-}
-
-/// A refused value: which field, and why in a sentence.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Invalid {
-    pub field: String,
-    pub message: String,
-}
-
-pub(super) enum Failure {
-    Invalid(Invalid),
-    Other(String),
-}
-
-pub(super) fn invalid(i: &Invalid) -> Response {
-    (
-        StatusCode::BAD_REQUEST,
-        Json(json!({"error": {"message": i.message, "field": i.field}})),
-    )
-        .into_response()
 }
 
 /// A config error as a sentence, without the file's path (a staged copy's, here).
@@ -366,7 +326,7 @@ impl Staged {
         &self,
         store: &SecretStore,
         changes: &[(String, String)],
-    ) -> Result<Vec<String>, Failure> {
+    ) -> Result<Vec<String>, ApiError> {
         let mut pending: Vec<&(String, String)> = changes.iter().collect();
         let mut written = Vec::new();
         while !pending.is_empty() {
@@ -378,7 +338,7 @@ impl Staged {
                     Ok(SetOutcome::Written { key, .. }) => written.push(key),
                     Ok(SetOutcome::Secret { account, .. }) => written.push(account),
                     Err(ConfigError::Read { .. } | ConfigError::Write { .. }) => {
-                        return Err(Failure::Other(format!(
+                        return Err(ApiError::Internal(format!(
                             "cannot write the staged copy of the config for {}",
                             change.0
                         )));
@@ -392,7 +352,7 @@ impl Staged {
             if let Some(i) = first
                 && refused.len() == before
             {
-                return Err(Failure::Invalid(i));
+                return Err(ApiError::Invalid(i));
             }
             pending = refused;
         }
@@ -401,17 +361,22 @@ impl Staged {
 
     /// The staged file replaces the real one, in one atomic write; false when nothing
     /// changed (and nothing was written).
-    pub fn commit(&self, real: &Paths) -> Result<bool, String> {
+    pub fn commit(&self, real: &Paths) -> Result<bool, ApiError> {
         let after = match std::fs::read(&self.paths.config) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
-            Err(e) => return Err(format!("cannot read the staged config: {e}")),
+            Err(e) => {
+                return Err(ApiError::Internal(format!(
+                    "cannot read the staged config: {e}"
+                )));
+            }
         };
         if self.before.as_deref() == Some(after.as_slice()) {
             return Ok(false);
         }
-        write_private_file(&real.config, &after)
-            .map_err(|e| format!("cannot write {}: {e}", real.config.display()))?;
+        write_private_file(&real.config, &after).map_err(|e| {
+            ApiError::Internal(format!("cannot write {}: {e}", real.config.display()))
+        })?;
         Ok(true)
     }
 
@@ -506,7 +471,7 @@ mod tests {
         assert_eq!(Config::load(&paths).unwrap().config.learning.holdout, 0.2);
         // Past the form, the config itself refuses a share above a half.
         let staged = Staged::new(&paths).unwrap();
-        let Err(Failure::Invalid(i)) =
+        let Err(ApiError::Invalid(i)) =
             staged.set_all(&store, &changes(&[("learning.holdout", "0.9")]))
         else {
             panic!("a holdout of 0.9 must be refused");
@@ -539,7 +504,8 @@ mod tests {
         )
         .unwrap();
         let staged = Staged::new(&paths).unwrap();
-        let Err(Failure::Invalid(i)) = staged.set_all(&store, &changes(&[("prices", &bad)])) else {
+        let Err(ApiError::Invalid(i)) = staged.set_all(&store, &changes(&[("prices", &bad)]))
+        else {
             panic!("a negative price must be refused");
         };
         assert_eq!(i.field, "prices");
@@ -585,7 +551,7 @@ mod tests {
                     ("scheduler.sleep_start", "07:00"),
                 ]),
             );
-            let Err(Failure::Invalid(i)) = refused else {
+            let Err(ApiError::Invalid(i)) = refused else {
                 panic!("sleep start equal to the default end must be refused");
             };
             assert_eq!(i.field, "scheduler.sleep_start");

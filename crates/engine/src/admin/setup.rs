@@ -8,15 +8,14 @@ use std::time::Instant;
 
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::routes::{AdminState, error};
-use super::settings::{Failure, Invalid, Staged, invalid, sentence};
+use super::api_error::{ApiError, Invalid};
+use super::routes::AdminState;
+use super::settings::{Staged, sentence};
 use crate::config::{self, Config, LlmApi, Mode};
 use crate::paths::Paths;
 use crate::secrets::{Secret, SecretStore};
@@ -51,14 +50,14 @@ pub fn router() -> Router<Arc<AdminState>> {
         .route("/api/setup/verify", post(verify))
 }
 
-async fn show(State(state): State<Arc<AdminState>>) -> Response {
+async fn show(State(state): State<Arc<AdminState>>) -> Result<Json<Value>, ApiError> {
     let home = state.home.clone();
     // Keychain and file reads block.
-    let read = tokio::task::spawn_blocking(move || -> Result<Value, String> {
-        let paths = Paths::new(&home).map_err(|e| e.to_string())?;
-        let store = SecretStore::open(&paths).map_err(|e| e.to_string())?;
-        let current = setup::current(&paths, &store).map_err(|e| e.to_string())?;
-        let config = Config::load(&paths).map_err(|e| e.to_string())?.config;
+    let read = tokio::task::spawn_blocking(move || -> Result<Value, ApiError> {
+        let paths = Paths::new(&home)?;
+        let store = SecretStore::open(&paths)?;
+        let current = setup::current(&paths, &store).map_err(ApiError::internal)?;
+        let config = Config::load(&paths)?.config;
         // Unknown reads as not connected: the screen then offers to connect.
         let calendar_connected = crate::calendar::is_connected(&store).unwrap_or(false);
         let a = &current.answers;
@@ -91,12 +90,8 @@ async fn show(State(state): State<Arc<AdminState>>) -> Response {
             },
         }))
     })
-    .await;
-    match read {
-        Ok(Ok(v)) => Json(v).into_response(),
-        Ok(Err(e)) => error(StatusCode::INTERNAL_SERVER_ERROR, &e),
-        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
-    }
+    .await??;
+    Ok(Json(read))
 }
 
 fn api_name(api: LlmApi) -> &'static str {
@@ -184,31 +179,17 @@ fn parse(body: ApplyBody) -> Result<Parsed, Invalid> {
     Ok((answers, key, hours))
 }
 
-async fn apply(State(state): State<Arc<AdminState>>, body: Bytes) -> Response {
-    let body: ApplyBody = match serde_json::from_slice(&body) {
-        Ok(b) => b,
-        Err(e) => {
-            return error(
-                StatusCode::BAD_REQUEST,
-                &format!(
-                    "the body must be {{provider, api_base, api, model, api_key?, mode, agents, sleep_start?, sleep_end?}}: {e}"
-                ),
-            );
-        }
-    };
-    let (answers, key, hours) = match parse(body) {
-        Ok(p) => p,
-        Err(i) => return invalid(&i),
-    };
+async fn apply(State(state): State<Arc<AdminState>>, body: Bytes) -> Result<Json<Value>, ApiError> {
+    let body: ApplyBody = serde_json::from_slice(&body).map_err(|e| {
+        ApiError::BadRequest(format!(
+            "the body must be {{provider, api_base, api, model, api_key?, mode, agents, sleep_start?, sleep_end?}}: {e}"
+        ))
+    })?;
+    let (answers, key, hours) = parse(body).map_err(ApiError::Invalid)?;
     let home = state.home.clone();
-    let done =
-        tokio::task::spawn_blocking(move || write(&home, &answers, key.as_ref(), &hours)).await;
-    match done {
-        Ok(Ok(v)) => Json(v).into_response(),
-        Ok(Err(Failure::Invalid(i))) => invalid(&i),
-        Ok(Err(Failure::Other(e))) => error(StatusCode::INTERNAL_SERVER_ERROR, &e),
-        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
-    }
+    let written =
+        tokio::task::spawn_blocking(move || write(&home, &answers, key.as_ref(), &hours)).await??;
+    Ok(Json(written))
 }
 
 /// Everything is written to a staged copy first, so a refused answer writes nothing; then
@@ -219,17 +200,16 @@ fn write(
     answers: &Answers,
     key: Option<&Secret>,
     hours: &[(String, String)],
-) -> Result<Value, Failure> {
-    let other = |e: &dyn std::fmt::Display| Failure::Other(e.to_string());
-    let paths = Paths::new(home).map_err(|e| other(&e))?;
-    let store = SecretStore::open(&paths).map_err(|e| other(&e))?;
+) -> Result<Value, ApiError> {
+    let paths = Paths::new(home)?;
+    let store = SecretStore::open(&paths)?;
     // The key is checked with the answers, though it is written only at the end.
     let checked = Answers {
         api_key: key.cloned(),
         ..answers.clone()
     };
     setup::validate(&checked).map_err(setup_failure)?;
-    let staged = Staged::new(&paths).map_err(|e| other(&e))?;
+    let staged = Staged::new(&paths).map_err(ApiError::internal)?;
     let applied = setup::apply(&staged.paths, &store, answers).map_err(setup_failure)?;
     let mut written: Vec<String> = applied
         .written
@@ -240,12 +220,12 @@ fn write(
         })
         .collect();
     written.extend(staged.set_all(&store, hours)?);
-    let changed = staged.commit(&paths).map_err(Failure::Other)?;
+    let changed = staged.commit(&paths)?;
     let key_state = match key {
         Some(k) => {
             if let Err(e) = config::set(&paths, LLM_KEY, k.expose(), &store) {
                 staged.restore(&paths);
-                return Err(Failure::Other(format!("cannot store the API key: {e}")));
+                return Err(ApiError::Internal(format!("cannot store the API key: {e}")));
             }
             "stored"
         }
@@ -261,20 +241,20 @@ fn write(
     }))
 }
 
-fn setup_failure(e: SetupError) -> Failure {
+fn setup_failure(e: SetupError) -> ApiError {
     match e {
-        SetupError::Invalid { field, message } => Failure::Invalid(Invalid {
+        SetupError::Invalid { field, message } => ApiError::Invalid(Invalid {
             field: field.to_owned(),
             message: format!("{field}: {message}."),
         }),
-        SetupError::Config(e) => Failure::Invalid(sentence("config", &e)),
-        other => Failure::Other(other.to_string()),
+        SetupError::Config(e) => ApiError::Invalid(sentence("config", &e)),
+        other => ApiError::internal(other),
     }
 }
 
 /// A test request through MetaClaw's own proxy, with the proxy key, as an agent sends it;
 /// always 200 with `ok` saying how it went.
-async fn verify(State(state): State<Arc<AdminState>>) -> Response {
+async fn verify(State(state): State<Arc<AdminState>>) -> Json<Value> {
     let mut config = state.config.clone();
     let port = state.proxy.config.bind.port();
     if port != 0 {
@@ -282,9 +262,9 @@ async fn verify(State(state): State<Arc<AdminState>>) -> Response {
     }
     let home = state.home.clone();
     let endpoint = tokio::task::spawn_blocking(move || {
-        let paths = Paths::new(&home).map_err(|e| e.to_string())?;
-        let store = SecretStore::open(&paths).map_err(|e| e.to_string())?;
-        setup::proxy_endpoint(&config, &store).map_err(|e| e.to_string())
+        let paths = Paths::new(&home)?;
+        let store = SecretStore::open(&paths)?;
+        setup::proxy_endpoint(&config, &store).map_err(ApiError::internal)
     })
     .await;
     let endpoint = match endpoint {
@@ -292,11 +272,12 @@ async fn verify(State(state): State<Arc<AdminState>>) -> Response {
         Ok(Err(e)) => return failed(&format!("Cannot read MetaClaw's proxy key: {e}")),
         Err(e) => return failed(&e.to_string()),
     };
-    Json(send(&endpoint).await).into_response()
+    Json(send(&endpoint).await)
 }
 
-fn failed(message: &str) -> Response {
-    Json(json!({"ok": false, "error": message})).into_response()
+/// The test's answer is always 200: `ok` says how it went.
+fn failed(message: &str) -> Json<Value> {
+    Json(json!({"ok": false, "error": message}))
 }
 
 async fn send(endpoint: &setup::Endpoint) -> Value {

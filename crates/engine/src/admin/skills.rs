@@ -6,19 +6,19 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use axum::extract::{Path, Query, State};
-use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use metaclaw_skills::{Skill, parse_skill, render_skill, write_skill_atomically};
-use metaclaw_store::Store;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::routes::{AdminState, error};
+use super::api_error::ApiError;
+use super::routes::AdminState;
 use crate::config::SkillRetrieval;
 use crate::skills::evolution::Evolution;
 use crate::skills::{CurrentSkills, SemanticQuery};
+use crate::store_access;
 
 /// What the skills routes need from the engine.
 #[derive(Clone)]
@@ -44,12 +44,19 @@ pub fn router() -> Router<Arc<AdminState>> {
         .route("/api/skills/{name}/disable", post(disable))
 }
 
-fn off() -> Response {
-    error(
-        StatusCode::CONFLICT,
-        "skills are off (skills.enabled: false)",
-    )
+/// The skills routes' state, or 409 when skills are off.
+fn skills(state: &AdminState) -> Result<&SkillsAdmin, ApiError> {
+    state
+        .skills
+        .as_ref()
+        .ok_or_else(|| ApiError::Conflict("skills are off (skills.enabled: false)".into()))
 }
+
+fn no_skill(name: &str) -> ApiError {
+    ApiError::NotFound(format!("no skill named `{name}`"))
+}
+
+type Answer = Result<Json<Value>, ApiError>;
 
 /// The listing fields; `body` only when asked for one skill.
 pub fn skill_json(s: &Skill, with_body: bool) -> Value {
@@ -64,10 +71,8 @@ pub fn skill_json(s: &Skill, with_body: bool) -> Value {
     v
 }
 
-async fn list(State(state): State<Arc<AdminState>>) -> Response {
-    let Some(skills) = state.skills.as_ref() else {
-        return off();
-    };
+async fn list(State(state): State<Arc<AdminState>>) -> Answer {
+    let skills = skills(&state)?;
     let snapshot = skills.current.get();
     let list: Vec<Value> = snapshot
         .library
@@ -81,23 +86,17 @@ async fn list(State(state): State<Arc<AdminState>>) -> Response {
         .iter()
         .map(ToString::to_string)
         .collect();
-    Json(json!({"generation": snapshot.generation, "skills": list, "errors": errors}))
-        .into_response()
+    Ok(Json(
+        json!({"generation": snapshot.generation, "skills": list, "errors": errors}),
+    ))
 }
 
-async fn show(State(state): State<Arc<AdminState>>, Path(name): Path<String>) -> Response {
-    let Some(skills) = state.skills.as_ref() else {
-        return off();
-    };
-    let snapshot = skills.current.get();
-    match snapshot.library.get(&name) {
-        Some(s) => {
-            let mut v = skill_json(s, true);
-            v["file"] = Value::String(render_skill(s).unwrap_or_default());
-            Json(v).into_response()
-        }
-        None => error(StatusCode::NOT_FOUND, &format!("no skill named `{name}`")),
-    }
+async fn show(State(state): State<Arc<AdminState>>, Path(name): Path<String>) -> Answer {
+    let snapshot = skills(&state)?.current.get();
+    let s = snapshot.library.get(&name).ok_or_else(|| no_skill(&name))?;
+    let mut v = skill_json(s, true);
+    v["file"] = Value::String(render_skill(s).unwrap_or_default());
+    Ok(Json(v))
 }
 
 #[derive(Deserialize)]
@@ -109,10 +108,8 @@ struct SearchQuery {
 /// Every matching skill with its score and matched terms (and its cosine when a semantic
 /// index is in force), and which of them a turn with this text would get injected. The
 /// ranking follows the mode: BM25F, cosine, or both fused.
-async fn search(State(state): State<Arc<AdminState>>, Query(q): Query<SearchQuery>) -> Response {
-    let Some(skills) = state.skills.as_ref() else {
-        return off();
-    };
+async fn search(State(state): State<Arc<AdminState>>, Query(q): Query<SearchQuery>) -> Answer {
+    let skills = skills(&state)?;
     let snapshot = skills.current.get();
     let similar = match &skills.semantic {
         Some(semantic) => semantic
@@ -143,7 +140,7 @@ async fn search(State(state): State<Arc<AdminState>>, Query(q): Query<SearchQuer
             v
         })
         .collect();
-    Json(json!({
+    Ok(Json(json!({
         "query": q.q,
         "generation": snapshot.generation,
         "mode": skills.mode,
@@ -153,8 +150,7 @@ async fn search(State(state): State<Arc<AdminState>>, Query(q): Query<SearchQuer
         "semantic_index_skills": snapshot.semantic().map(|i| i.len()),
         "injected": injected,
         "ranked": ranked,
-    }))
-    .into_response()
+    })))
 }
 
 #[derive(Deserialize)]
@@ -162,24 +158,13 @@ struct LogQuery {
     limit: Option<usize>,
 }
 
-async fn log(State(state): State<Arc<AdminState>>, Query(q): Query<LogQuery>) -> Response {
-    let db = state.db.clone();
+async fn log(State(state): State<Arc<AdminState>>, Query(q): Query<LogQuery>) -> Answer {
     let limit = q.limit.unwrap_or(20).min(1000);
-    let result = tokio::task::spawn_blocking(move || {
-        let store = Store::open_read_only(&db)?;
-        Ok::<_, metaclaw_store::StoreError>((
-            store.skill_events(limit)?,
-            store.skill_event_counts()?,
-        ))
+    store_access::read(state.db.clone(), move |store| {
+        let (events, counts) = (store.skill_events(limit)?, store.skill_event_counts()?);
+        Ok(Json(json!({"events": events, "counts": counts})))
     })
-    .await;
-    match result {
-        Ok(Ok((events, counts))) => {
-            Json(json!({"events": events, "counts": counts})).into_response()
-        }
-        Ok(Err(e)) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
-        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
-    }
+    .await
 }
 
 #[derive(Deserialize)]
@@ -193,53 +178,48 @@ async fn edit(
     State(state): State<Arc<AdminState>>,
     Path(name): Path<String>,
     Json(edit): Json<Edit>,
-) -> Response {
-    let Some(skills) = state.skills.as_ref() else {
-        return off();
-    };
-    let skill = match parse_skill(&edit.text, None) {
-        Ok((skill, _warnings)) => skill,
-        Err(e) => return error(StatusCode::BAD_REQUEST, &e.to_string()),
-    };
+) -> Answer {
+    let skills = skills(&state)?;
+    let (skill, _warnings) =
+        parse_skill(&edit.text, None).map_err(|e| ApiError::BadRequest(e.to_string()))?;
     if skill.name != name {
-        return error(
-            StatusCode::BAD_REQUEST,
-            &format!(
-                "the file names `{}`; renaming is not an edit (create the new skill, then delete the old one)",
-                skill.name
-            ),
-        );
+        return Err(ApiError::BadRequest(format!(
+            "the file names `{}`; renaming is not an edit (create the new skill, then delete the old one)",
+            skill.name
+        )));
     }
     write(skills, skill).await
 }
 
-async fn enable(State(state): State<Arc<AdminState>>, Path(name): Path<String>) -> Response {
+async fn enable(State(state): State<Arc<AdminState>>, Path(name): Path<String>) -> Answer {
     set_disabled(&state, &name, false).await
 }
 
-async fn disable(State(state): State<Arc<AdminState>>, Path(name): Path<String>) -> Response {
+async fn disable(State(state): State<Arc<AdminState>>, Path(name): Path<String>) -> Answer {
     set_disabled(&state, &name, true).await
 }
 
-async fn set_disabled(state: &AdminState, name: &str, disabled: bool) -> Response {
-    let Some(skills) = state.skills.as_ref() else {
-        return off();
-    };
-    let Some(mut skill) = skills.current.get().library.get(name).cloned() else {
-        return error(StatusCode::NOT_FOUND, &format!("no skill named `{name}`"));
-    };
+async fn set_disabled(state: &AdminState, name: &str, disabled: bool) -> Answer {
+    let skills = skills(state)?;
+    let mut skill = skills
+        .current
+        .get()
+        .library
+        .get(name)
+        .cloned()
+        .ok_or_else(|| no_skill(name))?;
     skill.disabled = disabled;
     write(skills, skill).await
 }
 
-async fn write(skills: &SkillsAdmin, skill: Skill) -> Response {
+async fn write(skills: &SkillsAdmin, skill: Skill) -> Answer {
     let dir = skills.dir.clone();
     let json = skill_json(&skill, true);
-    match tokio::task::spawn_blocking(move || write_skill_atomically(&dir, &skill)).await {
-        Ok(Ok(_)) => Json(json).into_response(),
-        Ok(Err(e)) => error(StatusCode::BAD_REQUEST, &e.to_string()),
-        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
-    }
+    // A file the library refuses to write is the request's fault: nothing was changed.
+    tokio::task::spawn_blocking(move || write_skill_atomically(&dir, &skill))
+        .await?
+        .map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    Ok(Json(json))
 }
 
 #[derive(Deserialize)]
@@ -248,21 +228,19 @@ struct EvolveRequest {
 }
 
 /// Evolves on a session's turns now (those not evolved on yet) and answers with the event.
-async fn evolve(State(state): State<Arc<AdminState>>, Json(req): Json<EvolveRequest>) -> Response {
-    let Some(skills) = state.skills.as_ref() else {
-        return off();
-    };
-    let Some(evolution) = &skills.evolution else {
-        return error(
-            StatusCode::CONFLICT,
-            "no evolver model is configured (set llm.* or skills.evolver_model)",
-        );
+async fn evolve(
+    State(state): State<Arc<AdminState>>,
+    Json(req): Json<EvolveRequest>,
+) -> Result<Response, ApiError> {
+    let Some(evolution) = &skills(&state)?.evolution else {
+        return Err(ApiError::Conflict(
+            "no evolver model is configured (set llm.* or skills.evolver_model)".into(),
+        ));
     };
     match evolution.evolve_session(&req.session_id).await {
-        Some(outcome) => Json(outcome).into_response(),
-        None => error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "the evolution queue is full or stopped; try again",
-        ),
+        Some(outcome) => Ok(Json(outcome).into_response()),
+        None => Err(ApiError::Unavailable(
+            "the evolution queue is full or stopped; try again".into(),
+        )),
     }
 }

@@ -6,15 +6,14 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use axum::extract::{Query, State};
-use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 use metaclaw_store::{Buckets, Store};
 use serde::Deserialize;
-use serde_json::json;
+use serde_json::{Value, json};
 
-use super::routes::{AdminState, error};
+use super::api_error::ApiError;
+use super::routes::AdminState;
 use crate::clock::unix_ms;
 
 const MAX_HOURS: u64 = 24 * 90;
@@ -30,20 +29,21 @@ struct SeriesQuery {
     buckets: Option<usize>,
 }
 
-async fn series(State(state): State<Arc<AdminState>>, Query(q): Query<SeriesQuery>) -> Response {
+async fn series(
+    State(state): State<Arc<AdminState>>,
+    Query(q): Query<SeriesQuery>,
+) -> Result<Json<Value>, ApiError> {
     let hours = q.hours.unwrap_or(24);
     if hours == 0 || hours > MAX_HOURS {
-        return error(
-            StatusCode::BAD_REQUEST,
-            &format!("hours must be between 1 and {MAX_HOURS}."),
-        );
+        return Err(ApiError::BadRequest(format!(
+            "hours must be between 1 and {MAX_HOURS}."
+        )));
     }
     let count = q.buckets.unwrap_or(24);
     if count == 0 || count > MAX_BUCKETS {
-        return error(
-            StatusCode::BAD_REQUEST,
-            &format!("buckets must be between 1 and {MAX_BUCKETS}."),
-        );
+        return Err(ApiError::BadRequest(format!(
+            "buckets must be between 1 and {MAX_BUCKETS}."
+        )));
     }
     let span_ms = i64::try_from(hours * 3_600_000).unwrap_or(i64::MAX);
     // Rounded up, so the buckets cover the whole span and end at (or just after) now.
@@ -71,13 +71,10 @@ async fn series(State(state): State<Arc<AdminState>>, Query(q): Query<SeriesQuer
         let (added, after) = store.skills_added_series(b)?;
         Ok::<_, metaclaw_store::StoreError>((requests, memories, added, after))
     })
-    .await;
-    let (requests, memories, added, after) = match read {
-        Ok(Ok(r)) => r,
-        // No database yet: nothing has happened.
-        Ok(Err(_)) => (Vec::new(), vec![0; count], vec![0; count], 0),
-        Err(e) => return error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
-    };
+    .await?;
+    // No database yet: nothing has happened.
+    let (requests, memories, added, after) =
+        read.unwrap_or_else(|_| (Vec::new(), vec![0; count], vec![0; count], 0));
     let requests: Vec<_> = if requests.is_empty() {
         (0..count)
             .map(|i| json!({"t_ms": b.start(i), "count": 0, "errors": 0, "overhead_p50_ms": null, "overhead_p95_ms": null}))
@@ -95,15 +92,14 @@ async fn series(State(state): State<Arc<AdminState>>, Query(q): Query<SeriesQuer
             .map(|(i, total)| json!({"t_ms": b.start(i), "total": total}))
             .collect()
     };
-    Json(json!({
+    Ok(Json(json!({
         "from_ms": b.from_ms,
         "to_ms": b.to_ms(),
         "bucket_ms": b.bucket_ms,
         "requests": requests,
         "skills": totals(&skills),
         "memories": totals(&memories),
-    }))
-    .into_response()
+    })))
 }
 
 /// The library's size at the end of each bucket, counted back from its size now: skills

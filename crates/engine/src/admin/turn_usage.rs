@@ -5,15 +5,14 @@
 use std::sync::Arc;
 
 use axum::extract::{Query, State};
-use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
-use metaclaw_store::Store;
 use serde::Deserialize;
-use serde_json::json;
+use serde_json::{Value, json};
 
-use super::routes::{AdminState, error};
+use super::api_error::ApiError;
+use super::routes::AdminState;
+use crate::store_access;
 
 pub fn router() -> Router<Arc<AdminState>> {
     Router::new().route("/api/turns/usage", get(usage))
@@ -25,19 +24,16 @@ struct UsageQuery {
     session: Option<String>,
 }
 
-async fn usage(State(state): State<Arc<AdminState>>, Query(q): Query<UsageQuery>) -> Response {
-    let db = state.db.clone();
-    let result = tokio::task::spawn_blocking(move || {
-        let store = Store::open_read_only(&db)?;
-        match q.session {
-            Some(s) => store.session_usage(&s),
-            None => store.recent_usage(q.limit.unwrap_or(50).min(1000)),
-        }
+async fn usage(
+    State(state): State<Arc<AdminState>>,
+    Query(q): Query<UsageQuery>,
+) -> Result<Json<Value>, ApiError> {
+    store_access::read(state.db.clone(), move |store| {
+        let rows = match q.session {
+            Some(s) => store.session_usage(&s)?,
+            None => store.recent_usage(q.limit.unwrap_or(50).min(1000))?,
+        };
+        Ok(Json(json!({"turns": rows})))
     })
-    .await;
-    match result {
-        Ok(Ok(rows)) => Json(json!({"turns": rows})).into_response(),
-        Ok(Err(e)) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
-        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
-    }
+    .await
 }

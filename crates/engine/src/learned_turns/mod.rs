@@ -6,7 +6,7 @@
 mod digest;
 
 pub use digest::digests;
-use metaclaw_store::{End, Store, TurnRange, TurnRow};
+use metaclaw_store::{End, Store, StoreError, TurnRange, TurnRow};
 
 /// The mark's key for `job` (`skills.evolved_through`, `memory.extracted_through`).
 pub fn mark_key(job: &str, session: &str) -> String {
@@ -36,18 +36,13 @@ pub fn backlog(
     session: &str,
     through: Option<u64>,
     newest: usize,
-) -> Result<Backlog, String> {
+) -> Result<Backlog, StoreError> {
     let after: Option<u64> = store
-        .state_get(&mark_key(job, session))
-        .map_err(|e| e.to_string())?
+        .state_get(&mark_key(job, session))?
         .and_then(|v| v.parse().ok());
     let range = TurnRange { after, through };
-    let rows = store
-        .learnable_turns(session, range, newest, End::Newest)
-        .map_err(|e| e.to_string())?;
-    let total = store
-        .count_learnable_turns(session, range)
-        .map_err(|e| e.to_string())?;
+    let rows = store.learnable_turns(session, range, newest, End::Newest)?;
+    let total = store.count_learnable_turns(session, range)?;
     Ok(Backlog {
         older: total.saturating_sub(rows.len()),
         newest: rows,
@@ -68,7 +63,7 @@ impl Backlog {
         store: &Store,
         session: &str,
         mut f: impl FnMut(Vec<TurnRow>),
-    ) -> Result<(), String> {
+    ) -> Result<(), StoreError> {
         let Some(first) = self.newest.first().filter(|_| self.older > 0) else {
             return Ok(());
         };
@@ -80,9 +75,7 @@ impl Backlog {
             through: Some(before),
         };
         loop {
-            let page = store
-                .learnable_turns(session, range, PAGE, End::Oldest)
-                .map_err(|e| e.to_string())?;
+            let page = store.learnable_turns(session, range, PAGE, End::Oldest)?;
             let Some(last) = page.last() else { break };
             range.after = Some(last.turn_index);
             let full = page.len() == PAGE;

@@ -10,11 +10,11 @@ use metaclaw_memory::{
     Candidate, MemoryError, MemoryUnit, RetrievalPolicy, SearchQuery, Source, reconcile_batch,
     search,
 };
-use metaclaw_store::Store;
 use rusqlite::Connection;
 use serde::Serialize;
 
 use super::apply::{Applied, Origin, apply};
+use super::error::MemoryServiceError;
 use crate::clock::unix_ms;
 use crate::learned_turns;
 use crate::learned_turns::digests;
@@ -22,6 +22,7 @@ use crate::llm::calls::Purpose;
 use crate::llm::pacing::{Decision, MAX_ATTEMPTS, Pacing};
 use crate::llm::{self, Completion, Endpoint, Failure};
 use crate::recorder::RecorderHandle;
+use crate::store_access;
 
 /// Units the extraction model is shown so it reuses their slots.
 const KNOWN: u32 = 40;
@@ -113,7 +114,7 @@ impl Extractor<'_> {
         let pending = match self.pending(session_id, scope, limit).await {
             Ok(p) => p,
             Err(e) => {
-                out.error = Some(e);
+                out.error = Some(e.to_string());
                 return out;
             }
         };
@@ -176,7 +177,7 @@ impl Extractor<'_> {
         }
         match self.store(session_id, &pending, candidates, source).await {
             Ok(applied) => out.applied = applied,
-            Err(e) => out.error = Some(e),
+            Err(e) => out.error = Some(e.to_string()),
         }
         out
     }
@@ -187,17 +188,16 @@ impl Extractor<'_> {
         session_id: &str,
         scope: Option<&str>,
         limit: Option<u64>,
-    ) -> Result<Pending, String> {
+    ) -> Result<Pending, MemoryServiceError> {
         let recorder = self.recorder.clone();
         let db = self.db.to_path_buf();
         let session = session_id.to_string();
         let chosen = scope.map(str::to_owned);
-        tokio::task::spawn_blocking(move || {
-            // The session's last turn may still be in the recorder's queue.
-            recorder.flush().map_err(|e| e.to_string())?;
-            let store = Store::open_read_only(&db).map_err(|e| e.to_string())?;
+        // The session's last turn may still be in the recorder's queue.
+        tokio::task::spawn_blocking(move || recorder.flush()).await??;
+        store_access::read(db, move |store| {
             let backlog =
-                learned_turns::backlog(&store, JOB, &session, limit, learned_turns::WINDOW_TURNS)?;
+                learned_turns::backlog(store, JOB, &session, limit, learned_turns::WINDOW_TURNS)?;
             let scope = chosen
                 .or_else(|| backlog.newest.last().map(|t| t.scope.clone()))
                 .unwrap_or_default();
@@ -214,7 +214,7 @@ impl Extractor<'_> {
                     .collect()
             };
             let mut older = Vec::new();
-            backlog.for_each_older_page(&store, &session, |page| {
+            backlog.for_each_older_page(store, &session, |page| {
                 let texts = read_texts(&page);
                 older.extend(extract::extract_rules(&texts));
                 if older.len() > MAX_OLDER_CANDIDATES {
@@ -225,8 +225,7 @@ impl Extractor<'_> {
             let known = if scope.is_empty() {
                 Vec::new()
             } else {
-                db::active_in_scope(store.connection(), &scope, None, KNOWN)
-                    .map_err(|e| e.to_string())?
+                db::active_in_scope(store.connection(), &scope, None, KNOWN)?
             };
             let (beyond, turns) =
                 learned_turns::newest_window(turns, |t| t.user.len() + t.assistant.len());
@@ -241,7 +240,6 @@ impl Extractor<'_> {
             })
         })
         .await
-        .map_err(|e| e.to_string())?
     }
 
     async fn ask_model(
@@ -269,15 +267,14 @@ impl Extractor<'_> {
         pending: &Pending,
         candidates: Vec<Candidate>,
         source: Source,
-    ) -> Result<Applied, String> {
+    ) -> Result<Applied, MemoryServiceError> {
         let db = self.db.to_path_buf();
         let (session, scope, through) = (
             session_id.to_string(),
             pending.scope.clone(),
             pending.through,
         );
-        tokio::task::spawn_blocking(move || {
-            let mut store = Store::open(&db).map_err(|e| e.to_string())?;
+        store_access::write(db, move |store| {
             let now = unix_ms(SystemTime::now());
             let decisions = {
                 let conn = store.connection();
@@ -289,17 +286,13 @@ impl Extractor<'_> {
                 source,
                 now_ms: now,
             };
-            let applied =
-                apply(store.connection_mut(), decisions, &origin).map_err(|e| e.to_string())?;
+            let applied = apply(store.connection_mut(), decisions, &origin)?;
             if let Some(t) = through {
-                store
-                    .state_set(&learned_turns::mark_key(JOB, &session), &t.to_string())
-                    .map_err(|e| e.to_string())?;
+                store.state_set(&learned_turns::mark_key(JOB, &session), &t.to_string())?;
             }
             Ok(applied)
         })
         .await
-        .map_err(|e| e.to_string())?
     }
 }
 

@@ -12,9 +12,9 @@ use metaclaw_memory::adapt::{self, Evidence, Outcome};
 use metaclaw_memory::consolidate::{self, ConsolidationPolicy, Step};
 use metaclaw_memory::db;
 use metaclaw_memory::{Hit, RenderedMemory, SearchQuery, retrieve, search_with};
-use metaclaw_store::Store;
 use tokio::sync::{mpsc, oneshot};
 
+use super::error::MemoryServiceError;
 use super::extraction::{Extracted, Extractor};
 use super::policies::Policies;
 use super::reader::Readers;
@@ -27,6 +27,7 @@ use crate::llm::queued::Queued;
 use crate::recorder::RecorderHandle;
 use crate::schedule::gate::{Done, Held, run_in_windows};
 use crate::schedule::{Gate, StopSignal};
+use crate::store_access;
 use crate::supervise::Supervisor;
 
 /// Jobs waiting; beyond this a trigger is dropped (logged): the next one reads the same
@@ -79,7 +80,7 @@ enum Job {
     Index(String),
     Consolidate {
         scope: String,
-        reply: Option<oneshot::Sender<Result<Vec<Step>, String>>>,
+        reply: Option<oneshot::Sender<Result<Vec<Step>, MemoryServiceError>>>,
     },
 }
 
@@ -226,13 +227,13 @@ impl Memory {
 
     /// A search for people and the compatibility route: the scope's policy, and units close
     /// in meaning when embeddings are on. Read-only (nothing is counted as accessed).
-    pub async fn search(&self, q: SearchQuery) -> Result<Vec<Hit>, String> {
+    pub async fn search(&self, q: SearchQuery) -> Result<Vec<Hit>, MemoryServiceError> {
         let similar = match &self.vectors {
             Some(v) => v.similar(&q.scope, &q.text).await,
             None => None,
         };
         let (readers, policies) = (self.readers.clone(), Arc::clone(&self.policies));
-        tokio::task::spawn_blocking(move || {
+        let hits = tokio::task::spawn_blocking(move || {
             let now = unix_ms(SystemTime::now());
             readers.with(|s| {
                 let policy = policies.get(s.connection(), &q.scope);
@@ -240,10 +241,8 @@ impl Memory {
                 search_with(s.connection(), &q, &policy, now, similar)
             })
         })
-        .await
-        .map_err(|e| e.to_string())?
-        .map_err(|e| e.to_string())?
-        .map_err(|e| e.to_string())
+        .await???;
+        Ok(hits)
     }
 
     /// Units were added or edited by a person: their vectors are computed now rather than
@@ -332,7 +331,10 @@ impl Memory {
     }
 
     /// Consolidates a scope now (CLI, admin API).
-    pub async fn consolidate_now(&self, scope: &str) -> Option<Result<Vec<Step>, String>> {
+    pub async fn consolidate_now(
+        &self,
+        scope: &str,
+    ) -> Option<Result<Vec<Step>, MemoryServiceError>> {
         let (tx, rx) = oneshot::channel();
         let job = Job::Consolidate {
             scope: scope.to_string(),
@@ -532,12 +534,9 @@ async fn adapt_policy(config: &MemoryConfig, scope: &str, ev: Evidence) {
         Arc::clone(&config.policies),
         scope.to_owned(),
     );
-    let done = tokio::task::spawn_blocking(move || {
-        let mut store = Store::open(&db).map_err(|e| e.to_string())?;
+    let done = store_access::write(db, move |store| {
         let current = policies.get(store.connection(), &name);
-        let active = db::stats(store.connection(), Some(&name))
-            .map_err(|e| e.to_string())?
-            .active;
+        let active = db::stats(store.connection(), Some(&name))?.active;
         let Some(change) = adapt::decide(&current, policies.base(), &ev, active) else {
             return Ok(None);
         };
@@ -548,14 +547,11 @@ async fn adapt_policy(config: &MemoryConfig, scope: &str, ev: Evidence) {
             &change.policy,
             &change.reason,
             now,
-        )
-        .map_err(|e| e.to_string())?;
+        )?;
         policies.set(&name, change.policy);
-        Ok::<_, String>(Some(change.reason))
+        Ok::<_, MemoryServiceError>(Some(change.reason))
     })
-    .await
-    .map_err(|e| e.to_string())
-    .and_then(|r| r);
+    .await;
     match done {
         Ok(Some(reason)) => tracing::info!(scope, reason, "memory retrieval policy adapted"),
         Ok(None) => {}
@@ -578,22 +574,20 @@ async fn index(vectors: &Vectors, scope: &str) {
 }
 
 /// Runs consolidation on a blocking thread; its changes are audited by the store.
-async fn consolidate(config: &MemoryConfig, scope: &str) -> Result<Vec<Step>, String> {
+async fn consolidate(config: &MemoryConfig, scope: &str) -> Result<Vec<Step>, MemoryServiceError> {
     let (db, name) = (config.db.clone(), scope.to_string());
     let scope = name.clone();
-    let done = tokio::task::spawn_blocking(move || {
-        let mut store = Store::open(&db).map_err(|e| e.to_string())?;
+    let done = store_access::write(db, move |store| {
         let now = unix_ms(SystemTime::now());
-        consolidate::run(
+        let policy = ConsolidationPolicy::default();
+        Ok(consolidate::run(
             store.connection_mut(),
             &scope,
             now,
-            &ConsolidationPolicy::default(),
-        )
-        .map_err(|e| e.to_string())
+            &policy,
+        )?)
     })
-    .await
-    .map_err(|e| e.to_string())?;
+    .await;
     match &done {
         Ok(steps) if !steps.is_empty() => {
             tracing::info!(scope = %name, steps = steps.len(), "memory consolidated");
@@ -610,14 +604,13 @@ async fn record_access(db: &std::path::Path, ids: Vec<String>) {
         return;
     }
     let db = db.to_path_buf();
-    let done = tokio::task::spawn_blocking(move || {
+    let done = store_access::write(db, move |store| {
         let now = unix_ms(SystemTime::now());
         let seen: Vec<(String, i64)> = ids.into_iter().map(|id| (id, now)).collect();
-        let mut store = Store::open(&db).map_err(|e| e.to_string())?;
-        db::record_access(store.connection_mut(), &seen).map_err(|e| e.to_string())
+        Ok::<_, MemoryServiceError>(db::record_access(store.connection_mut(), &seen)?)
     })
     .await;
-    if !matches!(done, Ok(Ok(_))) {
-        tracing::debug!("memory access statistics not recorded");
+    if let Err(e) = done {
+        tracing::debug!(error = %e, "memory access statistics not recorded");
     }
 }

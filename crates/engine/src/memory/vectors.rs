@@ -13,10 +13,11 @@ use std::time::{Duration, Instant, SystemTime};
 
 use metaclaw_memory::db;
 use metaclaw_skills::retrieval::content_hash;
-use metaclaw_store::Store;
 
+use super::error::MemoryServiceError;
 use crate::clock::unix_ms;
 use crate::llm::{self, Endpoint, QueryEmbedder, dot, normalise};
+use crate::store_access;
 
 /// Most units indexed per scope, the most recently edited first: 20,000 vectors of 1,536
 /// floats are 120 MB, which is as much as a tray app should hold. Older units stay
@@ -153,24 +154,21 @@ impl Vectors {
     /// [`MAX_EMBEDDED_PER_REFRESH`]) and saved batch by batch, so a failure loses nothing
     /// done before it. Errors of the embeddings API are logged and leave those units
     /// without a vector until the next refresh; only a database failure is returned.
-    pub async fn refresh(&self, scope: &str) -> Result<Refreshed, String> {
+    pub async fn refresh(&self, scope: &str) -> Result<Refreshed, MemoryServiceError> {
         self.lock_requested().remove(scope);
         let model = self.endpoint.model.clone();
         let (db_path, scope_name, m) = (self.db.clone(), scope.to_owned(), model.clone());
-        let (ids, texts, hashes, mut vectors) = blocking(move || {
-            let store = Store::open(&db_path).map_err(|e| e.to_string())?;
-            let units = db::active_in_scope(store.connection(), &scope_name, None, MAX_INDEXED)
-                .map_err(|e| e.to_string())?;
+        let (ids, texts, hashes, mut vectors) = store_access::write(db_path, move |store| {
+            let units = db::active_in_scope(store.connection(), &scope_name, None, MAX_INDEXED)?;
             let mut out = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
             for u in units {
                 let hash = content_hash(&u.content);
-                out.3
-                    .push(store.embedding(&hash, &m).map_err(|e| e.to_string())?);
+                out.3.push(store.embedding(&hash, &m)?);
                 out.0.push(u.id);
                 out.1.push(u.content);
                 out.2.push(hash);
             }
-            Ok(out)
+            Ok::<_, MemoryServiceError>(out)
         })
         .await?;
         let missing: Vec<usize> = (0..ids.len()).filter(|&i| vectors[i].is_none()).collect();
@@ -191,15 +189,12 @@ impl Vectors {
             let rows: Vec<(String, Vec<f32>)> =
                 chunk.iter().map(|&i| hashes[i].clone()).zip(got).collect();
             let (db_path, m) = (self.db.clone(), model.clone());
-            let rows = blocking(move || {
-                let mut store = Store::open(&db_path).map_err(|e| e.to_string())?;
+            let rows = store_access::write(db_path, move |store| {
                 let now = unix_ms(SystemTime::now());
                 for (hash, v) in &rows {
-                    store
-                        .put_embedding(hash, &m, v, now)
-                        .map_err(|e| e.to_string())?;
+                    store.put_embedding(hash, &m, v, now)?;
                 }
-                Ok(rows)
+                Ok::<_, MemoryServiceError>(rows)
             })
             .await?;
             embedded += rows.len();
@@ -248,14 +243,6 @@ impl Vectors {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
     }
-}
-
-async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> Result<T, String> + Send + 'static,
-) -> Result<T, String> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|e| e.to_string())?
 }
 
 #[cfg(test)]

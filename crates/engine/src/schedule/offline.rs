@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use jiff::Timestamp;
+use metaclaw_schedule::ScheduleError;
 use metaclaw_schedule::clock::{Clock, SystemClock};
 use metaclaw_schedule::machine::Scheduler;
 use metaclaw_schedule::pause::Pause;
@@ -17,7 +18,7 @@ use crate::paths::Paths;
 
 /// Saves a pause until `until` (`None`: until resumed); a pause already saved keeps its
 /// start. Returns what was saved.
-pub fn pause(paths: &Paths, until: Option<Timestamp>) -> Result<Pause, String> {
+pub fn pause(paths: &Paths, until: Option<Timestamp>) -> Result<Pause, ScheduleError> {
     let file = super::pause_file(paths);
     let now = SystemClock.now();
     let since = file
@@ -27,18 +28,18 @@ pub fn pause(paths: &Paths, until: Option<Timestamp>) -> Result<Pause, String> {
         .filter(|p| p.is_active(now))
         .map_or(now, |p| p.since);
     let pause = Pause { since, until };
-    file.save(&pause).map_err(|e| e.to_string())?;
+    file.save(&pause)?;
     Ok(pause)
 }
 
 /// Removes the saved pause. True if a pause was in force.
-pub fn resume(paths: &Paths) -> Result<bool, String> {
+pub fn resume(paths: &Paths) -> Result<bool, ScheduleError> {
     let file = super::pause_file(paths);
     let was = file
         .load()
         .map(|p| p.is_some_and(|p| p.is_active(SystemClock.now())))
         .unwrap_or(true);
-    file.clear().map_err(|e| e.to_string())?;
+    file.clear()?;
     Ok(was)
 }
 

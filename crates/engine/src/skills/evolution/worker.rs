@@ -532,7 +532,8 @@ async fn unevolved_turns(
         for session in sessions {
             // Only the newest window is ever sent; older turns are counted, not read.
             let backlog =
-                learned_turns::backlog(&store, JOB, &session, limit, learned_turns::WINDOW_TURNS)?;
+                learned_turns::backlog(&store, JOB, &session, limit, learned_turns::WINDOW_TURNS)
+                    .map_err(|e| e.to_string())?;
             if let Some(last) = backlog.through() {
                 through.push((session.clone(), last));
             }
