@@ -5,8 +5,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use metaclaw_learn::tokenizer::{ChatTokenizer, download_tokenizer};
-use metaclaw_learn::{RetryPolicy, SamplerSlot, SamplerSource, Trainer, pick_backend};
+use metaclaw_learn::tokenizer::{ChatTokenizer, TokenizerError, download_tokenizer};
+use metaclaw_learn::{LearnError, RetryPolicy, SamplerSlot, SamplerSource, Trainer, pick_backend};
 use tokio_util::sync::CancellationToken;
 
 use super::service::{Learning, Link, Ready, pause};
@@ -14,6 +14,41 @@ use super::service::{Learning, Link, Ready, pause};
 /// First wait before connecting again; doubles up to [`MAX_RETRY`].
 const FIRST_RETRY: Duration = Duration::from_secs(5);
 const MAX_RETRY: Duration = Duration::from_secs(300);
+
+/// Why the trained model is not up: logged, and shown in status until the next attempt.
+#[derive(Debug, thiserror::Error)]
+enum ConnectError {
+    #[error("no base model: set rl.model (for example Qwen/Qwen3-4B)")]
+    NoBaseModel,
+    #[error("`{0}` is not a model id")]
+    NotAModelId(String),
+    /// `rl.backend` and its settings name no usable backend.
+    #[error(transparent)]
+    Backend(LearnError),
+    #[error("{kind} at {url}: {source}")]
+    Connect {
+        kind: &'static str,
+        url: String,
+        source: LearnError,
+    },
+    #[error("creating the LoRA training run failed: {0}")]
+    TrainingRun(LearnError),
+    #[error("opening a sampler on {model} failed: {source}")]
+    Sampler { model: String, source: LearnError },
+    #[error(transparent)]
+    Trainer(LearnError),
+    #[error(
+        "the tokenizer of {model} is missing and could not be downloaded ({source}); run `metaclaw models download {model}`"
+    )]
+    Download {
+        model: String,
+        source: TokenizerError,
+    },
+    #[error(transparent)]
+    Tokenizer(#[from] TokenizerError),
+    #[error(transparent)]
+    Task(#[from] tokio::task::JoinError),
+}
 
 /// Connects until it works or the engine stops; then wakes the workers.
 pub async fn connect_until_ready(learning: Learning, shutdown: CancellationToken) {
@@ -40,7 +75,7 @@ pub async fn connect_until_ready(learning: Learning, shutdown: CancellationToken
                     retry_in_s = wait.as_secs(),
                     "weight learning is not available: {why}"
                 );
-                learning.set_link(Link::Unavailable(why));
+                learning.set_link(Link::Unavailable(why.to_string()));
                 if !pause(wait, &shutdown).await {
                     return;
                 }
@@ -50,25 +85,32 @@ pub async fn connect_until_ready(learning: Learning, shutdown: CancellationToken
     }
 }
 
-async fn connect(learning: &Learning) -> Result<Ready, String> {
+async fn connect(learning: &Learning) -> Result<Ready, ConnectError> {
     let s = learning.settings();
     if s.base_model.is_empty() {
-        return Err("no base model: set rl.model (for example Qwen/Qwen3-4B)".into());
+        return Err(ConnectError::NoBaseModel);
     }
-    let choice = pick_backend(&s.backend).map_err(|e| e.to_string())?;
+    let choice = pick_backend(&s.backend).map_err(ConnectError::Backend)?;
     let tokenizer = Arc::new(load_tokenizer(learning).await?);
     let backend = choice
         .connect(RetryPolicy::default())
         .await
-        .map_err(|e| format!("{} at {}: {e}", choice.kind.display_name(), choice.base_url))?;
+        .map_err(|source| ConnectError::Connect {
+            kind: choice.kind.display_name(),
+            url: choice.base_url.clone(),
+            source,
+        })?;
     let run = backend
         .create_training_run(&s.base_model, s.lora_rank)
         .await
-        .map_err(|e| format!("creating the LoRA training run failed: {e}"))?;
+        .map_err(ConnectError::TrainingRun)?;
     let base = backend
         .create_sampler(&SamplerSource::BaseModel(s.base_model.clone()))
         .await
-        .map_err(|e| format!("opening a sampler on {} failed: {e}", s.base_model))?;
+        .map_err(|source| ConnectError::Sampler {
+            model: s.base_model.clone(),
+            source,
+        })?;
     let trainer = Trainer::new(
         backend.clone(),
         run,
@@ -76,7 +118,7 @@ async fn connect(learning: &Learning) -> Result<Ready, String> {
         SamplerSlot::new(Some(base)),
         s.trainer.clone(),
     )
-    .map_err(|e| e.to_string())?;
+    .map_err(ConnectError::Trainer)?;
     let resume = s
         .resume_from
         .clone()
@@ -120,24 +162,19 @@ async fn connect(learning: &Learning) -> Result<Ready, String> {
 }
 
 /// The base model's tokenizer, downloaded first if it is not there yet.
-async fn load_tokenizer(learning: &Learning) -> Result<ChatTokenizer, String> {
+async fn load_tokenizer(learning: &Learning) -> Result<ChatTokenizer, ConnectError> {
     let s = learning.settings();
     let Some(dir) = s.model_dir.clone() else {
-        return Err(format!("`{}` is not a model id", s.base_model));
+        return Err(ConnectError::NotAModelId(s.base_model.clone()));
     };
     if !dir.join("tokenizer.json").exists() {
         tracing::info!(model = %s.base_model, dir = %dir.display(), "downloading the model's tokenizer");
         download_tokenizer(&s.model_source, &s.home, &s.base_model)
             .await
-            .map_err(|e| {
-                format!(
-                    "the tokenizer of {} is missing and could not be downloaded ({e}); run `metaclaw models download {}`",
-                    s.base_model, s.base_model
-                )
+            .map_err(|source| ConnectError::Download {
+                model: s.base_model.clone(),
+                source,
             })?;
     }
-    tokio::task::spawn_blocking(move || ChatTokenizer::from_dir(&dir))
-        .await
-        .map_err(|e| e.to_string())?
-        .map_err(|e| e.to_string())
+    Ok(tokio::task::spawn_blocking(move || ChatTokenizer::from_dir(&dir)).await??)
 }

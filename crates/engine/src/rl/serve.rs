@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use metaclaw_learn::chat::normalize_messages;
 use metaclaw_learn::reply::parse_reply;
-use metaclaw_learn::{SamplingParams, Stop};
+use metaclaw_learn::tokenizer::TokenizerError;
+use metaclaw_learn::{LearnError, SamplingParams, Stop};
 use metaclaw_proxy::seams::{BoxFuture, LocalAnswer, LocalModel, LocalTurn};
 use metaclaw_store::NewSample;
 use serde_json::{Map, Value, json};
@@ -15,6 +16,26 @@ use super::service::{Learning, Link, now_ms, ordering};
 
 /// Temperature when the request sets none (the earlier implementation's default).
 const DEFAULT_TEMPERATURE: f32 = 0.7;
+
+/// Why a turn was not answered by the trained model (it then goes to the upstream LLM).
+#[derive(Debug, thiserror::Error)]
+enum Unserved {
+    /// Not connected yet, or the connection failed (the reason it gave).
+    #[error("{0}")]
+    NotReady(String),
+    #[error("no sampler is open")]
+    NoSampler,
+    #[error("cannot render the prompt with the model's chat template: {0}")]
+    Template(TokenizerError),
+    #[error("sampling failed: {0}")]
+    Sampling(LearnError),
+    #[error("the sampler returned no sequence")]
+    NoSequence,
+    #[error(transparent)]
+    Decode(TokenizerError),
+    #[error(transparent)]
+    Task(#[from] tokio::task::JoinError),
+}
 
 pub struct TrainedModel(pub Learning);
 
@@ -29,22 +50,22 @@ impl LocalModel for TrainedModel {
                 }
                 Err(why) => {
                     inner.fallback.fetch_add(1, ordering());
-                    LocalAnswer::Unavailable(why)
+                    LocalAnswer::Unavailable(why.to_string())
                 }
             }
         })
     }
 }
 
-async fn answer(learning: &Learning, turn: &LocalTurn<'_>) -> Result<Value, String> {
+async fn answer(learning: &Learning, turn: &LocalTurn<'_>) -> Result<Value, Unserved> {
     let inner = &learning.inner;
     let Some(ready) = inner.ready.get() else {
-        return Err(match learning.link() {
+        return Err(Unserved::NotReady(match learning.link() {
             Link::Unavailable(why) => why,
             _ => "still connecting to the training backend".into(),
-        });
+        }));
     };
-    let sampler = ready.trainer.slot().current().ok_or("no sampler is open")?;
+    let sampler = ready.trainer.slot().current().ok_or(Unserved::NoSampler)?;
     let body = turn.body;
     let messages = normalize_messages(
         body.get("messages")
@@ -62,25 +83,24 @@ async fn answer(learning: &Learning, turn: &LocalTurn<'_>) -> Result<Value, Stri
         tokio::task::spawn_blocking(move || {
             tokenizer.encode_chat(&messages, tools.as_deref(), true, &Map::new())
         })
-        .await
-        .map_err(|e| e.to_string())?
-        .map_err(|e| format!("cannot render the prompt with the model's chat template: {e}"))?
+        .await?
+        .map_err(Unserved::Template)?
     };
     let params = sampling_params(body, learning.settings().max_new_tokens, &ready.stop_ids);
     let out = ready
         .backend
         .sample(&sampler, &prompt, &params)
         .await
-        .map_err(|e| format!("sampling failed: {e}"))?;
+        .map_err(Unserved::Sampling)?;
     let seq = out
         .sequences
         .into_iter()
         .next()
-        .ok_or("the sampler returned no sequence")?;
+        .ok_or(Unserved::NoSequence)?;
     let text = ready
         .tokenizer
         .decode(&seq.tokens, false)
-        .map_err(|e| e.to_string())?;
+        .map_err(Unserved::Decode)?;
     let markers: Vec<&str> = ready.end_markers.iter().map(String::as_str).collect();
     let parsed = parse_reply(&text, &markers);
     let length_cut = matches!(seq.stop_reason, metaclaw_learn::StopReason::Length);
