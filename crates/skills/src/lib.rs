@@ -11,6 +11,7 @@ pub mod quarantine;
 pub mod render;
 pub mod retrieval;
 pub mod skill;
+pub mod team;
 pub mod watch;
 pub mod write;
 
