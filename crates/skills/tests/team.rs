@@ -57,7 +57,7 @@ fn synced(m: &Member) -> SyncReport {
 }
 
 fn names(m: &Member) -> Vec<(String, Source, bool)> {
-    Library::load(&[m.library.clone()])
+    Library::load(std::slice::from_ref(&m.library))
         .skills
         .into_iter()
         .map(|s| (s.name, s.source, s.disabled))
