@@ -7,8 +7,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use axum::extract::{Path, Query, State};
-use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use metaclaw_claws::ClawError;
@@ -17,7 +15,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::{Mutex, OwnedMutexGuard};
 
-use super::routes::{AdminState, error};
+use super::api_error::ApiError;
+use super::routes::AdminState;
 use crate::agents::{self, AgentError, VERIFY_TIMEOUT};
 use crate::config::{Config, SECRET_KEYS};
 use crate::paths::Paths;
@@ -103,7 +102,9 @@ struct Job {
     config: Config,
 }
 
-async fn list(State(state): State<Arc<AdminState>>) -> Response {
+type Answer = Result<Json<Value>, ApiError>;
+
+async fn list(State(state): State<Arc<AdminState>>) -> Answer {
     let a = &state.agents;
     let reconnecting = a.reconnecting.load(Ordering::Acquire);
     let claw_type = a.config.claw_type.name();
@@ -121,7 +122,7 @@ async fn list(State(state): State<Arc<AdminState>>) -> Response {
     .await
 }
 
-async fn preview(State(state): State<Arc<AdminState>>, Path(name): Path<String>) -> Response {
+async fn preview(State(state): State<Arc<AdminState>>, Path(name): Path<String>) -> Answer {
     run(&state.agents, move |job| {
         let env = agents::system_env()?;
         let target = agents::target(&job.config, &job.secrets)?;
@@ -141,7 +142,7 @@ async fn connect(
     State(state): State<Arc<AdminState>>,
     Path(name): Path<String>,
     Query(q): Query<ConnectQuery>,
-) -> Response {
+) -> Answer {
     let a = &state.agents;
     // Moved into the blocking job, so it is held until the write is done even if the
     // client goes away.
@@ -164,7 +165,7 @@ async fn connect(
     .await
 }
 
-async fn disconnect(State(state): State<Arc<AdminState>>, Path(name): Path<String>) -> Response {
+async fn disconnect(State(state): State<Arc<AdminState>>, Path(name): Path<String>) -> Answer {
     let a = &state.agents;
     let lock = a.writing.clone().lock_owned().await;
     run(a, move |job| {
@@ -176,7 +177,7 @@ async fn disconnect(State(state): State<Arc<AdminState>>, Path(name): Path<Strin
     .await
 }
 
-async fn verify(State(state): State<Arc<AdminState>>, Path(name): Path<String>) -> Response {
+async fn verify(State(state): State<Arc<AdminState>>, Path(name): Path<String>) -> Answer {
     let rt = tokio::runtime::Handle::current();
     run(&state.agents, move |job| {
         let env = agents::system_env()?;
@@ -219,7 +220,7 @@ fn to_json<T: serde::Serialize>(v: &T) -> Result<Value, AgentError> {
 
 /// Runs `work` on a blocking thread and answers with its JSON or its error, the stored keys
 /// masked either way.
-async fn run<F>(a: &AgentsAdmin, work: F) -> Response
+async fn run<F>(a: &AgentsAdmin, work: F) -> Answer
 where
     F: FnOnce(&Job) -> Result<Value, AgentError> + Send + 'static,
 {
@@ -233,47 +234,42 @@ where
         (result, known_secrets(&job.secrets, &job.config))
     })
     .await;
-    let (result, known) = match done {
-        Ok(d) => d,
-        Err(e) => {
-            return error(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                &format!("agent task failed: {e}"),
-            );
-        }
-    };
+    let (result, known) =
+        done.map_err(|e| ApiError::Internal(format!("agent task failed: {e}")))?;
     match result {
         Ok(mut body) => {
             scrub(&mut body, &known);
-            Json(body).into_response()
+            Ok(Json(body))
         }
         Err(e) => {
             let mut message = Value::String(e.to_string());
             scrub(&mut message, &known);
-            error(status_of(&e), message.as_str().unwrap_or_default())
+            let message = message.as_str().unwrap_or_default().to_owned();
+            Err(api_error(&e, message))
         }
     }
 }
 
-fn status_of(e: &AgentError) -> StatusCode {
+/// `e`'s meaning for the admin API, with its (scrubbed) `message`.
+fn api_error(e: &AgentError, message: String) -> ApiError {
     match e {
         AgentError::Claw(c) => match c {
-            ClawError::UnknownAgent(_) => StatusCode::NOT_FOUND,
+            ClawError::UnknownAgent(_) => ApiError::NotFound(message),
             // The agent is not set up, or not connected, or changed under MetaClaw.
             ClawError::ConfigMissing { .. }
             | ClawError::NotFound { .. }
             | ClawError::NotConnected { .. }
-            | ClawError::ChangedSince { .. } => StatusCode::CONFLICT,
+            | ClawError::ChangedSince { .. } => ApiError::Conflict(message),
             // The file is there but cannot be edited safely: nothing was changed.
             ClawError::ConfigEmpty { .. }
             | ClawError::ConfigCorrupt { .. }
-            | ClawError::Unexpected { .. } => StatusCode::UNPROCESSABLE_ENTITY,
-            _ => StatusCode::INTERNAL_SERVER_ERROR,
+            | ClawError::Unexpected { .. } => ApiError::Unprocessable(message),
+            _ => ApiError::Internal(message),
         },
-        AgentError::NotConnected { .. } => StatusCode::CONFLICT,
-        AgentError::Verify(_) => StatusCode::BAD_GATEWAY,
+        AgentError::NotConnected { .. } => ApiError::Conflict(message),
+        AgentError::Verify(_) => ApiError::BadGateway(message),
         AgentError::Secret(_) | AgentError::NoHome | AgentError::Task(_) => {
-            StatusCode::INTERNAL_SERVER_ERROR
+            ApiError::Internal(message)
         }
     }
 }
@@ -329,13 +325,15 @@ mod tests {
 
     #[test]
     fn unknown_agents_are_404_and_broken_configs_422() {
+        use axum::http::StatusCode;
         let unknown = AgentError::Claw(ClawError::UnknownAgent("x".into()));
-        assert_eq!(status_of(&unknown), StatusCode::NOT_FOUND);
+        let status = |e: &AgentError| api_error(e, e.to_string()).status();
+        assert_eq!(status(&unknown), StatusCode::NOT_FOUND);
         let corrupt = AgentError::Claw(ClawError::ConfigCorrupt {
             agent: "copaw".into(),
             path: "/x".into(),
             detail: "bad".into(),
         });
-        assert_eq!(status_of(&corrupt), StatusCode::UNPROCESSABLE_ENTITY);
+        assert_eq!(status(&corrupt), StatusCode::UNPROCESSABLE_ENTITY);
     }
 }

@@ -32,6 +32,9 @@ pub enum ApiError {
     /// 409: the feature is off, or the thing changed meanwhile.
     #[error("{0}")]
     Conflict(String),
+    /// 422: the thing is there but cannot be changed safely (an agent's broken config).
+    #[error("{0}")]
+    Unprocessable(String),
     /// 503: a queue is full or a feature is not running; trying again may work.
     #[error("{0}")]
     Unavailable(String),
@@ -58,6 +61,7 @@ impl ApiError {
             ApiError::BadRequest(_) | ApiError::Invalid(_) => StatusCode::BAD_REQUEST,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
+            ApiError::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::BadGateway(_) => StatusCode::BAD_GATEWAY,
             ApiError::GatewayTimeout(_) => StatusCode::GATEWAY_TIMEOUT,
