@@ -182,6 +182,13 @@ pub enum SkillsCommand {
     Release { name: String },
     /// Deletes a quarantined skill.
     Discard { name: String },
+    /// Deletes a skill from the library; with a team library, from the team's too.
+    Delete { name: String },
+    /// Syncs with the team library (`skills.sync.remote`) now and says what moved.
+    Sync {
+        #[arg(long)]
+        json: bool,
+    },
     /// The latest skill evolutions: what was learned, improved or rejected, and why.
     Log {
         /// Show at most this many events.

@@ -44,7 +44,6 @@ const COLUMNS: &str =
      error";
 
 impl Store {
-
     /// Completes a step's row once its weights were saved for sampling (or that failed).
     pub fn finish_learning_step(&mut self, done: &FinishedStep) -> Result<(), StoreError> {
         self.conn

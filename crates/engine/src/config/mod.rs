@@ -15,6 +15,7 @@ mod proxy;
 mod rl;
 mod scheduler;
 mod skills;
+mod skills_sync;
 mod time;
 mod write;
 
@@ -36,6 +37,7 @@ pub use proxy::{InjectionConfig, Placement, ProxyConfig, SessionConfig};
 pub use rl::{LossFn, ModelProvider, OpdConfig, RlBackend, RlConfig};
 pub use scheduler::{CalendarConfig, SchedulerConfig};
 pub use skills::{SkillRetrieval, SkillsConfig};
+pub use skills_sync::SkillsSync;
 pub use time::TimeOfDay;
 pub(crate) use write::write_doc as write_yaml;
 

@@ -55,6 +55,8 @@ pub struct SkillsConfig {
     /// retrieval for that turn.
     #[serde(deserialize_with = "de::positive")]
     pub embedding_timeout_ms: u64,
+    /// A team library through git (`skills.sync.*`).
+    pub sync: super::SkillsSync,
 }
 
 impl Default for SkillsConfig {
@@ -82,6 +84,7 @@ impl Default for SkillsConfig {
             // An embeddings call usually answers in 100-300 ms; a turn should never pay
             // more than a second for skills.
             embedding_timeout_ms: 1000,
+            sync: super::SkillsSync::default(),
         }
     }
 }

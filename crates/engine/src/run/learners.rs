@@ -98,6 +98,9 @@ pub(super) async fn start(
         &background,
         gate.clone(),
     );
+    if config.skills.enabled {
+        crate::skills::team_sync::start(config, paths, background.events, background.tasks);
+    }
     let vectors = memory_vectors(config, paths, models.embeddings, embedder);
     let memory = start_memory(config, paths, models.extractor, vectors, &background, gate);
     Ok(Learners {

@@ -7,6 +7,7 @@ pub mod query;
 pub mod runtime;
 pub mod semantic;
 pub mod snapshot;
+pub mod team_sync;
 
 pub use query::SemanticQuery;
 pub use runtime::SkillsRuntime;

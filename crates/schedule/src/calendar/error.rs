@@ -23,4 +23,3 @@ pub enum CalendarError {
     #[error("Google sign-in was not completed within {} minutes", .0 / 60)]
     Timeout(u64),
 }
-

@@ -3,6 +3,7 @@
 //! `exchange`.
 
 mod exchange;
+mod team;
 
 use metaclaw_engine::config::Config;
 use metaclaw_engine::paths::Paths;
@@ -29,6 +30,8 @@ pub fn run(paths: &Paths, command: SkillsCommand) -> Outcome {
         SkillsCommand::Quarantine { json } => return exchange::list_quarantine(&dir, *json),
         SkillsCommand::Release { name } => return exchange::release(&dir, name),
         SkillsCommand::Discard { name } => return exchange::discard(&dir, name),
+        SkillsCommand::Delete { name } => return team::delete(&dir, name),
+        SkillsCommand::Sync { json } => return team::sync_now(&config, paths, &dir, *json),
         _ => {}
     }
     // First use fills an empty library with the built-in bank (never over the user's edits).
@@ -56,7 +59,9 @@ pub fn run(paths: &Paths, command: SkillsCommand) -> Outcome {
         | SkillsCommand::Import { .. }
         | SkillsCommand::Quarantine { .. }
         | SkillsCommand::Release { .. }
-        | SkillsCommand::Discard { .. } => Ok(()),
+        | SkillsCommand::Discard { .. }
+        | SkillsCommand::Delete { .. }
+        | SkillsCommand::Sync { .. } => Ok(()),
     }
 }
 
