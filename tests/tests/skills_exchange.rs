@@ -144,3 +144,152 @@ async fn an_imported_skill_is_served_and_a_malicious_one_is_held_until_released(
         "{o:?}"
     );
 }
+
+fn zip_of(files: &[(&str, &str)]) -> Vec<u8> {
+    use std::io::Write;
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    for (name, text) in files {
+        zip.start_file(*name, zip::write::SimpleFileOptions::default())
+            .unwrap();
+        zip.write_all(text.as_bytes()).unwrap();
+    }
+    zip.finish().unwrap().into_inner()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_admin_api_imports_an_upload_and_manages_the_quarantine() {
+    let fake = FakeUpstream::start(FakeOptions::default()).await.unwrap();
+    let port = free_port();
+    let home = Home::new(&format!(
+        "llm:\n  api: openai\n  api_base: {}\n  model_id: fake-model\nproxy:\n  port: {port}\n",
+        fake.base_url_openai()
+    ));
+    home.start_daemon().await;
+    let (client, token) = (reqwest::Client::new(), home.admin_token());
+    let api = |path: &str| format!("http://127.0.0.1:{port}{path}");
+
+    let upload = zip_of(&[
+        ("zoo/zebra-feeding/SKILL.md", FEEDING),
+        ("zoo/zebra-shortcut/SKILL.md", SHORTCUT),
+    ]);
+    let r = client
+        .post(api("/api/skills/import"))
+        .bearer_auth(&token)
+        .header("content-type", "application/zip")
+        .body(upload)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["items"][0]["name"], "zebra-feeding");
+    assert_eq!(body["items"][0]["outcome"], "imported");
+    assert_eq!(body["items"][1]["outcome"], "quarantined");
+    assert_eq!(
+        body["items"][1]["reasons"][0]["rule"],
+        "download-and-execute"
+    );
+
+    // A folder's files as JSON: the same skill again is skipped.
+    use base64::Engine as _;
+    let folder = json!({"files": [{
+        "path": "mine/zebra-feeding/SKILL.md",
+        "content_base64": base64::engine::general_purpose::STANDARD.encode(FEEDING),
+    }]});
+    let r = client
+        .post(api("/api/skills/import"))
+        .bearer_auth(&token)
+        .json(&folder)
+        .send()
+        .await
+        .unwrap();
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["items"][0]["outcome"], "skipped", "{body}");
+    let escaping = json!({"files": [{"path": "../x/SKILL.md", "content_base64": ""}]});
+    let r = client
+        .post(api("/api/skills/import"))
+        .bearer_auth(&token)
+        .json(&escaping)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+
+    // The engine serves what was imported once its watcher reloads the library.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let status = loop {
+        let status = json_of(&home, &["status", "--json"]);
+        if status["skills"]["by_source"]["imported"] == 1 {
+            break status;
+        }
+        assert!(std::time::Instant::now() < deadline, "not reloaded: {}", status["skills"]);
+        tokio::task::yield_now().await;
+    };
+    assert_eq!(status["skills"]["quarantined"], 1, "{}", status["skills"]);
+    let text = stdout(&home.run(&["status"]));
+    assert!(
+        text.contains("1 imported") && text.contains("1 quarantined"),
+        "{text}"
+    );
+
+    let held: Value = client
+        .get(api("/api/skills/quarantine"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(held["quarantined"][0]["name"], "zebra-shortcut");
+    let r = client
+        .post(api("/api/skills/quarantine/no-such/release"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 404);
+    let r = client
+        .delete(api("/api/skills/quarantine/zebra-shortcut"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let held: Value = client
+        .get(api("/api/skills/quarantine"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(held["quarantined"], json!([]));
+
+    // No team library configured: the sync state says so, and syncing is refused clearly.
+    let state: Value = client
+        .get(api("/api/skills/sync"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(state["enabled"], false);
+    let r = client
+        .post(api("/api/skills/sync"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 503);
+    let body: Value = r.json().await.unwrap();
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("skills.sync.remote")
+    );
+}

@@ -124,6 +124,32 @@ pub fn run(paths: &Paths, as_json: bool) -> Outcome {
                 line.push_str(&format!(", {} broken files skipped", k.broken_files));
             }
             output::line(line);
+            let shown = ["builtin", "user", "evolved", "imported", "team"];
+            let parts: Vec<String> = shown
+                .iter()
+                .filter_map(|source| k.by_source.get(*source).map(|n| format!("{n} {source}")))
+                .collect();
+            let mut line = format!("              {}", parts.join(", "));
+            if k.quarantined > 0 {
+                line.push_str(&format!(
+                    "; {} quarantined (metaclaw skills quarantine)",
+                    k.quarantined
+                ));
+            }
+            output::line(line);
+            if let Some(team) = &k.team {
+                let when = team.last_sync_ms.map_or("never synced".to_owned(), |ms| {
+                    format!("synced {}", output::local_time(ms as i64))
+                });
+                let error = team
+                    .last_error
+                    .as_deref()
+                    .map_or(String::new(), |e| format!("; waiting: {e}"));
+                output::line(format!(
+                    "              team library {} ({when}{error})",
+                    team.remote
+                ));
+            }
         }
     }
     match &s.memory {

@@ -21,7 +21,7 @@ use tokio_util::sync::CancellationToken;
 use super::agents::AgentsAdmin;
 use super::api_error::ApiError;
 use super::skills::{self, SkillsAdmin};
-use super::status::{Health, MemoryStatus, SkillsStatus, Status, UpstreamStatus};
+use super::status::{Health, MemoryStatus, SkillsStatus, Status, TeamStatus, UpstreamStatus};
 use super::{memory, memory_policy};
 use crate::config::Config;
 use crate::memory::Memory;
@@ -72,6 +72,7 @@ pub fn router(state: Arc<AdminState>) -> Router {
         .route("/api/shutdown", post(shutdown))
         .route("/api/restart", post(restart))
         .merge(skills::router())
+        .merge(super::skills_exchange::router())
         .merge(memory::router())
         .merge(memory_policy::router())
         .merge(super::providers::router())
@@ -147,10 +148,41 @@ async fn status(State(state): State<Arc<AdminState>>) -> Response {
             scopes: m.scopes.len(),
         }
     });
+    let exchange = match &state.skills {
+        Some(s) => {
+            let (dir, team) = (s.dir.clone(), s.team.clone());
+            tokio::task::spawn_blocking(move || {
+                let held = metaclaw_skills::quarantine::list(&dir).len();
+                let synced = team.map(|t| {
+                    let m = metaclaw_skills::team::Manifest::load(&dir).unwrap_or_default();
+                    TeamStatus {
+                        remote: t.remote,
+                        last_sync_ms: m.last_sync_ms,
+                        last_error: m.last_error,
+                    }
+                });
+                (held, synced)
+            })
+            .await
+            .unwrap_or_default()
+        }
+        None => (0, None),
+    };
     let skills = state.skills.as_ref().map(|s| {
         let snapshot = s.current.get();
         let library = &snapshot.library;
+        let mut by_source = std::collections::BTreeMap::new();
+        for skill in &library.skills {
+            let word = serde_json::to_value(skill.source)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default();
+            *by_source.entry(word).or_insert(0) += 1;
+        }
         SkillsStatus {
+            by_source,
+            quarantined: exchange.0,
+            team: exchange.1.clone(),
             count: library.len(),
             disabled: library.skills.iter().filter(|s| s.disabled).count(),
             broken_files: library.errors.len(),

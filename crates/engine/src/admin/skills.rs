@@ -31,6 +31,8 @@ pub struct SkillsAdmin {
     pub mode: SkillRetrieval,
     /// The query side of semantic retrieval; `None` in template mode or without an API.
     pub semantic: Option<Arc<SemanticQuery>>,
+    /// The team library (`skills.sync.remote`), when one is set.
+    pub team: Option<metaclaw_skills::team::Team>,
 }
 
 pub fn router() -> Router<Arc<AdminState>> {

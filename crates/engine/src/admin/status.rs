@@ -109,4 +109,21 @@ pub struct SkillsStatus {
     pub skills_added: u64,
     pub skills_improved: u64,
     pub last_evolution_at_ms: Option<i64>,
+    /// Skills by where they came from: `builtin`, `user`, `evolved`, `imported`, `team`.
+    #[serde(default)]
+    pub by_source: std::collections::BTreeMap<String, usize>,
+    /// Held back by the safety gate (`metaclaw skills quarantine`).
+    #[serde(default)]
+    pub quarantined: usize,
+    /// The team library, when `skills.sync.remote` is set.
+    #[serde(default)]
+    pub team: Option<TeamStatus>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TeamStatus {
+    pub remote: String,
+    pub last_sync_ms: Option<u64>,
+    /// Why the last sync could not reach the team or send its changes.
+    pub last_error: Option<String>,
 }

@@ -84,6 +84,7 @@ pub(super) fn serve(s: Serving<'_>, options: &StartOptions) -> Result<Served, En
             evolution: learners.evolution.clone(),
             mode: config.skills.retrieval_mode,
             semantic: learners.semantic_query.clone(),
+            team: crate::skills::team_sync::team(&config, paths),
         }),
         memory: learners.memory.clone(),
         agents: agents_admin,
