@@ -22,6 +22,8 @@ function screenApi(effect: unknown = effectReport()) {
   const api = fakeApi({
     'GET /api/skills': () => ({ skills: Object.keys(state).map((n) => skill(n, state[n])), errors: [] }),
     'GET /api/skills/log': LOG,
+    'GET /api/skills/quarantine': { quarantined: [] },
+    'GET /api/skills/sync': { enabled: false, remote: null, last_sync_ms: null, last_error: null, pending: [], deleted: [] },
     'GET /api/effect': effect,
     'GET /api/skills/debug-failing-tests': () => skill('debug-failing-tests', state['debug-failing-tests']),
     'GET /api/skills/write-docs': () => skill('write-docs', state['write-docs']),

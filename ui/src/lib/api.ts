@@ -28,6 +28,10 @@ export interface Api {
   getText?(path: string, params?: Params): Promise<string>;
   /** Sends `text` as the raw body and reads a JSON answer. */
   postText?<T>(path: string, text: string, contentType?: string): Promise<T>;
+  /** Sends `bytes` (a picked file, say) as the raw body and reads a JSON answer. */
+  postBytes?<T>(path: string, bytes: Blob, contentType: string): Promise<T>;
+  /** A DELETE, reading a JSON answer. */
+  del?<T>(path: string): Promise<T>;
   /** Follows a Server-Sent Events stream until `signal` aborts or the stream ends. */
   stream(path: string, onEvent: (e: SseEvent) => void, signal: AbortSignal): Promise<void>;
 }
@@ -80,7 +84,7 @@ export function createApi(opts: ApiOptions = {}): Api {
   const base = opts.base ?? '';
   const doFetch = (input: string, init: RequestInit) => (opts.fetch ?? fetch)(input, init);
 
-  // `rawType` set: `body` is a string sent as-is with that content type.
+  // `rawType` set: `body` (a string or a Blob) is sent as-is with that content type.
   async function send(method: string, path: string, body?: unknown, signal?: AbortSignal, rawType?: string) {
     const t = token();
     if (!t) throw new ApiError(401, NO_TOKEN);
@@ -91,7 +95,7 @@ export function createApi(opts: ApiOptions = {}): Api {
       res = await doFetch(base + path, {
         method,
         headers,
-        body: body === undefined ? undefined : rawType ? String(body) : JSON.stringify(body),
+        body: body === undefined ? undefined : rawType ? (body instanceof Blob ? body : String(body)) : JSON.stringify(body),
         signal,
       });
     } catch (e) {
@@ -128,6 +132,12 @@ export function createApi(opts: ApiOptions = {}): Api {
     },
     async postText<T>(path: string, text: string, contentType = 'text/plain') {
       return json<T>(await send('POST', path, text, undefined, contentType));
+    },
+    async postBytes<T>(path: string, bytes: Blob, contentType: string) {
+      return json<T>(await send('POST', path, bytes, undefined, contentType));
+    },
+    async del<T>(path: string) {
+      return json<T>(await send('DELETE', path));
     },
     async stream(path, onEvent, signal) {
       const res = await send('GET', path, undefined, signal);

@@ -153,8 +153,23 @@ export interface Skill {
   tags: string[];
   always: boolean;
   disabled: boolean;
+  /** Where it came from (`evolved` reads as "learned"; see `sourceWord`). */
+  source?: SkillSource;
+  provenance?: SkillProvenance | null;
   body?: string;
   file?: string;
+}
+
+export type SkillSource = 'builtin' | 'user' | 'evolved' | 'imported' | 'team';
+
+export interface SkillProvenance {
+  sessions?: string[];
+  created_at?: string;
+  model?: string;
+  improves?: string;
+  generation?: number;
+  /** Where an imported or team skill came from (a path, an archive, a remote). */
+  origin?: string;
 }
 
 export interface SkillHit {
