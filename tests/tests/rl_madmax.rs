@@ -38,7 +38,7 @@ fn now_secs() -> u64 {
 enum Windows {
     /// Inside the sleep hours, started paused: only the pause keeps the window shut.
     PausedInSleepHours,
-    /// Sleep hours far from now; the window opens after a minute without proxy requests.
+    /// Sleep hours far from now; the window opens after 8 s without proxy requests.
     IdleOnly,
 }
 
@@ -193,6 +193,8 @@ fn run_ok(home: &Home, args: &[&str]) {
         .cmd("file", args)
         .env("TZ", "UTC")
         .env("METACLAW_RL_API_KEY", key)
+        // The idle window opens after 8 s without requests instead of a minute.
+        .env("METACLAW_IDLE_THRESHOLD_MS", "8000")
         .env_remove("DISPLAY")
         .env_remove("WAYLAND_DISPLAY")
         .env_remove("HF_ENDPOINT")
@@ -311,7 +313,7 @@ async fn the_user_returning_stops_the_step_and_the_next_window_finishes_the_batc
         "no step while the user is active"
     );
 
-    // A minute without requests opens the idle window; the step starts by itself.
+    // Quiet for the idle threshold opens the idle window; the step starts by itself.
     let deadline = Instant::now() + Duration::from_secs(120);
     while m.tinker.held() == 0 {
         assert!(

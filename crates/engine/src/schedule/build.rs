@@ -16,6 +16,9 @@ use crate::paths::Paths;
 use crate::secrets::SecretStore;
 use crate::supervise::Supervisor;
 
+/// Overrides `scheduler.idle_threshold_minutes`, in milliseconds (tests).
+pub const IDLE_ENV: &str = "METACLAW_IDLE_THRESHOLD_MS";
+
 /// Builds the service and starts ticking it until the engine stops. `last` is the proxy's last
 /// request, touched by [`super::follow_requests`]. Runs in every mode: status shows the
 /// windows everywhere, and only `madmax` (and the gate, when on) act on them.
@@ -71,7 +74,14 @@ fn local_sources(
             info.problems.push(problem);
         }
     }
-    let threshold = Duration::from_secs(u64::from(s.idle_threshold_minutes) * 60);
+    // A minute is the shortest setting; tests that wait for an idle window set less.
+    let threshold = std::env::var(IDLE_ENV)
+        .ok()
+        .and_then(|ms| ms.parse::<u64>().ok())
+        .map_or_else(
+            || Duration::from_secs(u64::from(s.idle_threshold_minutes) * 60),
+            Duration::from_millis,
+        );
     let idle = IdleSource::new(system_probe(last, clock.clone()), threshold, clock);
     info.idle_probe = Some(idle.probe_name().to_string());
     sources.push(Box::new(idle));
