@@ -222,7 +222,11 @@ async fn the_admin_api_imports_an_upload_and_manages_the_quarantine() {
         if status["skills"]["by_source"]["imported"] == 1 {
             break status;
         }
-        assert!(std::time::Instant::now() < deadline, "not reloaded: {}", status["skills"]);
+        assert!(
+            std::time::Instant::now() < deadline,
+            "not reloaded: {}",
+            status["skills"]
+        );
         tokio::task::yield_now().await;
     };
     assert_eq!(status["skills"]["quarantined"], 1, "{}", status["skills"]);
