@@ -211,3 +211,29 @@ fn deletions_travel_only_when_a_user_deleted_and_offline_changes_wait() {
     assert_eq!(synced(&ana).sent, ["deploy-ledger"]);
     assert_eq!(synced(&ben).received, ["deploy-ledger"]);
 }
+
+#[test]
+fn a_built_in_or_imported_skill_is_never_replaced_by_a_team_skill_of_the_same_name() {
+    let (_root, _remote, ana, ben) = setup();
+    learn(
+        &ana,
+        "release-notes",
+        "Ana's learned way of writing release notes.",
+    );
+    synced(&ana);
+    let own = ben.library.join("release-notes");
+    fs::create_dir_all(&own).unwrap();
+    fs::write(
+        own.join("SKILL.md"),
+        "---\nname: release-notes\ndescription: Use when writing release notes.\nsource: imported\n---\n\nBen's imported version.\n",
+    )
+    .unwrap();
+    let r = synced(&ben);
+    assert!(r.received.is_empty(), "{r:?}");
+    assert!(
+        r.conflicts[0].contains("imported skill, which stays"),
+        "{r:?}"
+    );
+    let text = fs::read_to_string(own.join("SKILL.md")).unwrap();
+    assert!(text.contains("Ben's imported version."), "{text}");
+}

@@ -170,7 +170,24 @@ pub fn sync(library: &Path, team: &Team) -> Result<SyncReport, TeamError> {
                     report.sent.push(name);
                 }
             }
-            (None, Some(theirs)) => receive(library, theirs, team, &mut manifest, &mut report)?,
+            (None, Some(theirs)) => match local.get(&name) {
+                // A built-in or imported skill of that name stays: it is not the team's to
+                // replace, and replacing it would lose it.
+                Some(own)
+                    if there_hash.as_deref()
+                        == Some(content_hash(own, folder_of(own)).as_str()) =>
+                {
+                    manifest
+                        .synced
+                        .insert(name, content_hash(own, folder_of(own)));
+                }
+                Some(own) => report.conflicts.push(format!(
+                    "{name}: the team has a skill of the same name as this {} skill, which stays; \
+                     the team's version was not received",
+                    own.source.word()
+                )),
+                None => receive(library, theirs, team, &mut manifest, &mut report)?,
+            },
             (None, None) => {
                 manifest.synced.remove(&name);
             }
