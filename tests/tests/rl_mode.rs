@@ -930,8 +930,13 @@ async fn samples_of_an_older_skill_generation_are_dropped() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_failed_step_is_retried_by_itself_half_a_minute_later() {
-    let d = RlDaemon::start(RlSetup::default()).await;
+async fn a_failed_step_is_retried_by_itself_after_its_pause() {
+    // The pause is 30 s; the learning back-off override shortens it to 3 s here.
+    let d = RlDaemon::start(RlSetup {
+        backoff_ms: Some(3_000),
+        ..RlSetup::default()
+    })
+    .await;
     d.wait_ready().await;
     d.tinker.push_script(
         "forward_backward",
@@ -954,12 +959,12 @@ async fn a_failed_step_is_retried_by_itself_half_a_minute_later() {
         .await;
     assert_eq!(v["samples"]["waiting"], 2, "{v:#}");
     let failed_at = std::time::Instant::now();
-    // The trainer waits 30 s after a failure, then tries the kept batch again.
+    // The trainer waits its pause after a failure, then tries the kept batch again.
     let v = d
         .wait_learning("the step retried by itself", 45, |v| step_done(v, 1))
         .await;
     assert!(
-        failed_at.elapsed() >= std::time::Duration::from_secs(25),
+        failed_at.elapsed() >= std::time::Duration::from_millis(2_500),
         "retried only after the pause"
     );
     assert_eq!(v["steps"][0]["samples"], 2);

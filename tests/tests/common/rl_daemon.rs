@@ -39,6 +39,8 @@ pub struct RlSetup {
     pub skills: bool,
     /// On-policy distillation toward the fake judge's teacher endpoint.
     pub opd: bool,
+    /// The pause before learning retries after a failure, instead of 30 s.
+    pub backoff_ms: Option<u64>,
 }
 
 impl Default for RlSetup {
@@ -50,6 +52,7 @@ impl Default for RlSetup {
             backend_down: false,
             skills: false,
             opd: false,
+            backoff_ms: None,
         }
     }
 }
@@ -63,6 +66,7 @@ pub struct RlDaemon {
     pub port: u16,
     /// Where the config points the backend (the fake's URL unless `backend_down`).
     pub backend_url: String,
+    backoff_ms: Option<u64>,
     http: reqwest::Client,
 }
 
@@ -114,6 +118,7 @@ impl RlDaemon {
             home,
             port,
             backend_url,
+            backoff_ms: setup.backoff_ms,
             http: reqwest::Client::new(),
         };
         d.start_process().await;
@@ -129,6 +134,9 @@ impl RlDaemon {
             .env_remove("TINKER_API_KEY")
             .env_remove("TINKER_BASE_URL")
             .env_remove("HF_TOKEN");
+        if let Some(ms) = self.backoff_ms {
+            c.env("METACLAW_LEARNING_BACKOFF_MS", ms.to_string());
+        }
         c
     }
 

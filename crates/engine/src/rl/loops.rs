@@ -17,7 +17,8 @@ use crate::supervise::Supervisor;
 /// retry time passing, a session ending by idle).
 const JUDGE_EVERY: Duration = Duration::from_secs(15);
 const TRAIN_CHECK_EVERY: Duration = Duration::from_secs(30);
-/// Wait after a failed step before trying again (the batch is kept).
+/// Wait after a failed step before trying again (the batch is kept); the learning back-off
+/// override (`METACLAW_LEARNING_BACKOFF_MS`) sets it too.
 const AFTER_FAILURE: Duration = Duration::from_secs(30);
 /// Samples judged per round.
 const JUDGE_BATCH: u32 = 32;
@@ -156,7 +157,7 @@ pub fn spawn_trainer(learning: Learning, gate: Gate, tasks: &Supervisor) {
                         StepReport {
                             status: "error", ..
                         } => {
-                            if !pause(AFTER_FAILURE, &shutdown).await {
+                            if !pause(after_failure(), &shutdown).await {
                                 return;
                             }
                             retry = true;
@@ -283,4 +284,11 @@ pub(super) async fn run_step(
 pub async fn train_now(learning: &Learning, shutdown: &CancellationToken) -> StepReport {
     judge_round(learning).await;
     run_step(learning, 1, shutdown.cancelled()).await
+}
+
+fn after_failure() -> Duration {
+    std::env::var(crate::llm::pacing::BACKOFF_ENV)
+        .ok()
+        .and_then(|ms| ms.trim().parse::<u64>().ok())
+        .map_or(AFTER_FAILURE, Duration::from_millis)
 }
