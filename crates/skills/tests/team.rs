@@ -237,3 +237,17 @@ fn a_built_in_or_imported_skill_is_never_replaced_by_a_team_skill_of_the_same_na
     let text = fs::read_to_string(own.join("SKILL.md")).unwrap();
     assert!(text.contains("Ben's imported version."), "{text}");
 }
+
+#[test]
+fn a_signing_setup_that_cannot_prompt_does_not_stop_the_sync() {
+    let (_root, _remote, ana, _ben) = setup();
+    learn(&ana, "deploy-billing", "Run the migrations.");
+    synced(&ana);
+    // As a user's git config may say: sign every commit, with a program that cannot.
+    git(&ana.team.clone, &["config", "commit.gpgsign", "true"]);
+    git(&ana.team.clone, &["config", "gpg.program", "false"]);
+    learn(&ana, "deploy-search", "Reindex after deploy.");
+    let r = synced(&ana);
+    assert_eq!(r.sent, ["deploy-search"], "{r:?}");
+    assert!(r.waiting.is_none(), "{r:?}");
+}

@@ -410,7 +410,17 @@ fn commit(git: &Git, team: &Team, report: &SyncReport) -> Result<(), TeamError> 
             "user.email=metaclaw@localhost".into(),
         ]);
     }
-    args.extend(["commit".into(), "--quiet".into(), "-m".into(), message]);
+    // A background job cannot answer a signing passphrase prompt: MetaClaw's own commits
+    // are not signed, whatever the user's git config says.
+    args.extend([
+        "-c".into(),
+        "commit.gpgsign=false".into(),
+        "commit".into(),
+        "--quiet".into(),
+        "--no-verify".into(),
+        "-m".into(),
+        message,
+    ]);
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
     git.run(&refs)?;
     Ok(())
