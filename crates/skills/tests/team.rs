@@ -251,3 +251,25 @@ fn a_signing_setup_that_cannot_prompt_does_not_stop_the_sync() {
     assert_eq!(r.sent, ["deploy-search"], "{r:?}");
     assert!(r.waiting.is_none(), "{r:?}");
 }
+
+#[test]
+fn a_password_in_the_remote_url_is_never_shown() {
+    let team = |remote: &str| Team {
+        remote: remote.into(),
+        branch: "main".into(),
+        clone: PathBuf::from("/tmp/x"),
+        who: "ana".into(),
+    };
+    assert_eq!(
+        team("https://ana:ghp_secret123@github.com/acme/skills.git").shown_remote(),
+        "https://github.com/acme/skills.git"
+    );
+    assert_eq!(
+        team("git@github.com:acme/skills.git").shown_remote(),
+        "git@github.com:acme/skills.git"
+    );
+    assert_eq!(
+        team("/srv/git/skills.git").shown_remote(),
+        "/srv/git/skills.git"
+    );
+}

@@ -156,7 +156,7 @@ async fn status(State(state): State<Arc<AdminState>>) -> Response {
                 let synced = team.map(|t| {
                     let m = metaclaw_skills::team::Manifest::load(&dir).unwrap_or_default();
                     TeamStatus {
-                        remote: t.remote,
+                        remote: t.shown_remote(),
                         last_sync_ms: m.last_sync_ms,
                         last_error: m.last_error,
                     }

@@ -161,7 +161,7 @@ async fn sync_state(State(state): State<Arc<AdminState>>) -> Answer {
         .map_err(|e| ApiError::Internal(e.to_string()))?;
     Ok(Json(json!({
         "enabled": skills.team.is_some(),
-        "remote": skills.team.as_ref().map(|t| t.remote.clone()),
+        "remote": skills.team.as_ref().map(|t| t.shown_remote()),
         "last_sync_ms": manifest.last_sync_ms,
         "last_error": manifest.last_error,
         "pending": manifest.pending,

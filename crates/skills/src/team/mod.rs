@@ -61,6 +61,20 @@ pub struct Team {
     pub who: String,
 }
 
+impl Team {
+    /// The remote as it may be shown, logged and written into skills: without the user and
+    /// password an HTTPS URL may carry (`https://user:token@host/…` → `https://host/…`).
+    pub fn shown_remote(&self) -> String {
+        match self.remote.split_once("://") {
+            Some((scheme, rest)) => match rest.split_once('@') {
+                Some((userinfo, host)) if !userinfo.contains('/') => format!("{scheme}://{host}"),
+                _ => self.remote.clone(),
+            },
+            None => self.remote.clone(),
+        }
+    }
+}
+
 /// What one sync did.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct SyncReport {
@@ -306,14 +320,14 @@ fn receive(
     skill
         .provenance
         .get_or_insert_with(Provenance::default)
-        .origin = Some(format!("team: {}", team.remote));
+        .origin = Some(format!("team: {}", team.shown_remote()));
     let findings = gate::scan(&skill);
     if !findings.is_empty() {
         let already = quarantine::list(library)
             .iter()
             .any(|h| h.name == skill.name && h.reasons == findings);
         if !already {
-            let origin = format!("team: {}", team.remote);
+            let origin = format!("team: {}", team.shown_remote());
             quarantine::hold(
                 library,
                 &skill,
