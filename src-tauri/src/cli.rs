@@ -48,7 +48,8 @@ pub enum Command {
     /// Restore every connected agent, delete MetaClaw's keychain entries and, once you
     /// confirm, its data directory.
     Uninstall {
-        /// Remove the data directory without asking.
+        /// Answer yes: remove the data directory (and OpenClaw's WeChat plugin, when
+        /// installed) without asking.
         #[arg(short, long)]
         yes: bool,
         /// Keep the data directory (skills, memories, history); undo everything else.
@@ -114,6 +115,10 @@ pub struct StartArgs {
     /// Mode for this run: skills_only, rl, madmax (auto is an alias of madmax).
     #[arg(long)]
     pub mode: Option<String>,
+    /// Log in to WeChat again (OpenClaw's WeChat plugin): shows a new QR code to scan, in
+    /// the terminal and the desktop window, to link or switch the WeChat account.
+    #[arg(long)]
+    pub wechat_relogin: bool,
 }
 
 #[derive(Debug, Args)]
@@ -327,6 +332,10 @@ pub struct SetupArgs {
     /// and its plaintext keys move into the keychain.
     #[arg(long = "import", value_name = "PATH")]
     pub import: Option<PathBuf>,
+    /// Talk to OpenClaw from WeChat (`wechat.enabled`): on or off. MetaClaw then installs
+    /// OpenClaw's WeChat plugin at start and shows a QR code to scan. OpenClaw only.
+    #[arg(long, value_name = "on|off")]
+    pub wechat: Option<String>,
     /// Do not test the provider connection.
     #[arg(long)]
     pub skip_test: bool,

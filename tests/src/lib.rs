@@ -7,4 +7,5 @@ pub mod fake_judge;
 pub mod fake_process;
 pub mod fake_tinker;
 pub mod fake_upstream;
+pub mod fake_wechat;
 pub mod toy_model;

@@ -4,9 +4,10 @@
 //! clicked over dbusmenu (`gdbus`), as a panel would: every menu item is there, a second launch
 //! shows the first one's window (which renders), Start at login writes the login item, Pause
 //! learning shows in `/api/scheduler`, Mode ▸ restarts the engine in place with the new mode, a
-//! refused key becomes a notification, and Quit stops the engine (exit 0, port closed). Xvfb,
-//! dbus-daemon, gdbus, xdotool and ImageMagick are required (scripts/deps.sh installs them):
-//! these tests fail, not skip, without them.
+//! refused key becomes a notification, "Log in to WeChat again" shows the plugin's QR code in
+//! the window (read back from a screenshot with zbarimg), and Quit stops the engine (exit 0,
+//! port closed). Xvfb, dbus-daemon, gdbus, xdotool, ImageMagick and zbarimg are required
+//! (scripts/deps.sh installs them): these tests fail, not skip, without them.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -21,6 +22,7 @@ use std::time::{Duration, Instant};
 
 use common::daemon::{PROXY_KEY, bin, free_port};
 use metaclaw_e2e::fake_upstream::{FakeOptions, FakeUpstream, Fault};
+use metaclaw_e2e::fake_wechat::{FakeWechat, LINK};
 use serde_json::{Value, json};
 
 const POLL: Duration = Duration::from_millis(50);
@@ -219,10 +221,13 @@ fn labels(layout: &str) -> Vec<(i32, String)> {
         };
         let next = rest.find("<(").unwrap_or(rest.len());
         let here = &rest[..next];
-        if let Some(l) = here.find("'label': <'") {
-            let text = &here[l + "'label': <'".len()..];
-            if let Some(end) = text.find("'>") {
-                out.push((id, text[..end].to_string()));
+        // GVariant text quotes a label holding an apostrophe with double quotes.
+        for (open, close) in [("'label': <'", "'>"), ("'label': <\"", "\">")] {
+            if let Some(l) = here.find(open) {
+                let text = &here[l + open.len()..];
+                if let Some(end) = text.find(close) {
+                    out.push((id, text[..end].to_string()));
+                }
             }
         }
     }
@@ -256,6 +261,15 @@ fn id_of(items: &[(i32, String)], label: &str) -> i32 {
 /// and `bus`.
 fn app_command(home: &Path, user_home: &Path, display: &str, bus: &str, args: &[&str]) -> Command {
     let mut c = Command::new(bin());
+    // Stand-in programs (the WeChat plugin's) come first when a test put them there.
+    let fakes = user_home.join("bin");
+    if fakes.is_dir() {
+        let mut dirs = vec![fakes];
+        dirs.extend(std::env::split_paths(
+            &std::env::var_os("PATH").unwrap_or_default(),
+        ));
+        c.env("PATH", std::env::join_paths(dirs).unwrap());
+    }
     c.args(args)
         .env("METACLAW_HOME", home)
         .env("HOME", user_home)
@@ -293,6 +307,17 @@ impl Desktop {
     /// Starts `metaclaw ARGS` with `config` (`{port}` is replaced) and `secrets`, and waits
     /// until it answers `/healthz`.
     async fn start(config: &str, secrets: Option<&str>, args: &[&str]) -> Desktop {
+        Desktop::start_with(config, secrets, args, |_| {}).await
+    }
+
+    /// [`Desktop::start`], after `prepare` filled the user's home (`bin/` there goes first on
+    /// the app's `PATH`).
+    async fn start_with(
+        config: &str,
+        secrets: Option<&str>,
+        args: &[&str],
+        prepare: impl FnOnce(&Path),
+    ) -> Desktop {
         let (xvfb, display) = start_xvfb();
         let (bus_daemon, bus) = start_bus();
         let items = Arc::new(Mutex::new(vec![]));
@@ -322,6 +347,7 @@ impl Desktop {
             .unwrap();
         let home = tempfile::tempdir().unwrap();
         let user_home = tempfile::tempdir().unwrap();
+        prepare(user_home.path());
         let port = free_port();
         std::fs::write(
             home.path().join("config.yaml"),
@@ -498,6 +524,27 @@ impl Desktop {
             .trim()
             .parse()
             .unwrap_or(0)
+    }
+
+    /// What the QR code in a screenshot of window `id` says, when zbarimg finds one.
+    fn qr_text(&self, id: &str) -> Option<String> {
+        let shot = self.home.path().join("qr.png");
+        let o = Command::new("import")
+            .args(["-window", id])
+            .arg(&shot)
+            .env("DISPLAY", &self.display)
+            .output()
+            .expect("ImageMagick's import is required (scripts/deps.sh installs it)");
+        if !o.status.success() {
+            return None;
+        }
+        let o = Command::new("zbarimg")
+            .args(["--quiet", "--raw"])
+            .arg(&shot)
+            .output()
+            .expect("zbarimg is required (scripts/deps.sh installs zbar-tools)");
+        let text = String::from_utf8_lossy(&o.stdout).trim().to_owned();
+        (o.status.success() && !text.is_empty()).then_some(text)
     }
 
     fn quit(mut self, menu: &Menu) {
@@ -813,4 +860,71 @@ async fn a_restart_that_cannot_start_again_is_told_before_exiting() {
         })
     });
     assert_eq!(status.code(), Some(1), "{}", d.logs());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn wechat_login_from_the_tray_shows_the_qr_code_in_the_window() {
+    let fake = FakeUpstream::start(FakeOptions::default()).await.unwrap();
+    let config = format!(
+        "llm:\n  provider: custom\n  api: openai\n  api_base: {}\n  model_id: fake-model\nproxy:\n  port: {{port}}\nclaw_type: openclaw\nwechat:\n  enabled: true\n",
+        fake.base_url_openai()
+    );
+    let mut wechat = None;
+    let d = Desktop::start_with(&config, None, &["--hidden"], |user| {
+        let bin = user.join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        let wx = FakeWechat::new(&bin, user).unwrap();
+        wx.install_plugin().unwrap();
+        wechat = Some(wx);
+    })
+    .await;
+    let wx = wechat.unwrap();
+    let menu = d.menu();
+    // Installed already: nothing to install at start, and the tray says so.
+    menu.layout("OpenClaw's WeChat plugin is installed");
+    assert!(d.visible_windows().is_empty(), "--hidden opened a window");
+
+    menu.click("Log in to WeChat again");
+    let waiting = d.admin_until("/api/wechat", "the login to wait for a scan", |v| {
+        v["state"] == "waiting_for_scan"
+    });
+    assert_eq!(waiting["qr"]["url"], LINK);
+    menu.layout("Scan the QR code with WeChat on your phone");
+    let (summary, body) = tokio::task::block_in_place(|| {
+        poll("the notification", STEP_DEADLINE, || {
+            d.notes.lock().unwrap().first().cloned()
+        })
+    });
+    assert_eq!(summary, "Scan the QR code with WeChat");
+    assert!(body.contains("dashboard"), "{body}");
+    // The window opened on the dashboard, and the QR code in it reads back as the link.
+    let window = tokio::task::block_in_place(|| {
+        poll("the window to show", STEP_DEADLINE, || {
+            d.visible_windows().into_iter().next()
+        })
+    });
+    let read = tokio::task::block_in_place(|| {
+        poll("a readable QR code in the window", START_DEADLINE, || {
+            d.qr_text(&window)
+        })
+    });
+    assert_eq!(read, LINK);
+    assert!(
+        wx.calls()
+            .contains(&"openclaw channels login --channel openclaw-weixin".to_owned()),
+        "{:?}",
+        wx.calls()
+    );
+
+    wx.scan().unwrap();
+    d.admin_until("/api/wechat", "the login to connect", |v| {
+        v["state"] == "connected"
+    });
+    menu.layout("WeChat is connected to OpenClaw");
+    assert!(
+        !wx.calls().iter().any(|c| c.starts_with("npx ")),
+        "{:?}",
+        wx.calls()
+    );
+    d.quit(&menu);
 }

@@ -8,6 +8,7 @@ import { STATUS } from './setupData';
 import { learning } from './learningData';
 import { costReport } from './costData';
 import { effectReport, outcome } from './effectData';
+import { CONNECTED, SCANNING, wechat } from './wechatData';
 
 const T0 = 1_764_720_000_000;
 const series = (count: number) => ({
@@ -19,22 +20,29 @@ const series = (count: number) => ({
   memories: [{ t_ms: T0, total: 7 }],
 });
 
+function dashboardApi(count: () => number, extra: Record<string, unknown> = {}) {
+  const api = fakeApi({
+    'GET /api/stats/series': () => series(count()),
+    'GET /api/stats': () => costReport({ turns: count() }),
+    'GET /api/effect': () => effectReport({ baseline: outcome({ turns: count(), labelled: 0, corrections: 0, repeats: 0, correction_rate: null }) }),
+    'GET /api/status': STATUS,
+    'GET /api/scheduler': { state: 'waiting', gate_background_learning: true, running: true, pause_problem: null, text: { state: 'waiting for a window', next_window: '' } },
+    'GET /api/learning': learning({ active: false, mode: 'skills_only', state: 'off' }),
+    'GET /api/wechat': wechat({ enabled: false, installed: false, state: 'off', line: 'WeChat is off.' }),
+    ...extra,
+  });
+  const pushers: Record<string, (e: SseEvent) => void> = {};
+  api.stream = vi.fn((path: string, on: (e: SseEvent) => void, signal: AbortSignal) => {
+    pushers[path] = on;
+    return new Promise<void>((r) => signal.addEventListener('abort', () => r()));
+  });
+  return { api, pushers };
+}
+
 describe('Dashboard', () => {
   it('shows the series and the cost as text, and reloads them and the status on engine events', async () => {
     let count = 12;
-    const api = fakeApi({
-      'GET /api/stats/series': () => series(count),
-      'GET /api/stats': () => costReport({ turns: count }),
-      'GET /api/effect': () => effectReport({ baseline: outcome({ turns: count, labelled: 0, corrections: 0, repeats: 0, correction_rate: null }) }),
-      'GET /api/status': STATUS,
-      'GET /api/scheduler': { state: 'waiting', gate_background_learning: true, running: true, pause_problem: null, text: { state: 'waiting for a window', next_window: '' } },
-      'GET /api/learning': learning({ active: false, mode: 'skills_only', state: 'off' }),
-    });
-    const pushers: Record<string, (e: SseEvent) => void> = {};
-    api.stream = vi.fn((path: string, on: (e: SseEvent) => void, signal: AbortSignal) => {
-      pushers[path] = on;
-      return new Promise<void>((r) => signal.addEventListener('abort', () => r()));
-    });
+    const { api, pushers } = dashboardApi(() => count);
     render(Dashboard, { api, throttleMs: 20 });
 
     expect(await screen.findByText('12 requests in the last 24 hours, median overhead 0.8 ms')).toBeTruthy();
@@ -67,6 +75,36 @@ describe('Dashboard', () => {
     expect(screen.getByRole('link', { name: 'Open setup' }).getAttribute('href')).toBe('#/setup');
     pushers['/api/events']({ event: 'started', data: '{"addr":"127.0.0.1:30000"}' });
     await until(() => expect(screen.queryByText(/refused MetaClaw's API key/)).toBeNull());
+  });
+
+  it('puts the WeChat panel first while its QR code awaits a scan, and back among the panels after', async () => {
+    let state = SCANNING;
+    const { api, pushers } = dashboardApi(() => 1, { 'GET /api/wechat': () => state });
+    // No fast polling here: only events reload the panel.
+    render(Dashboard, { api, throttleMs: 20, wechatPollMs: 60_000 });
+
+    const img = await screen.findByRole('img', { name: 'WeChat login QR code' });
+    const heading = screen.getByRole('heading', { level: 1 });
+    const scheduler = screen.getByRole('heading', { name: 'Training window' });
+    const follows = (a: Node, b: Node) => Boolean(a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING);
+    // Right under the title, before the notice line and every other panel.
+    expect(follows(heading, img)).toBe(true);
+    expect(follows(img, screen.getByRole('status'))).toBe(true);
+    expect(follows(img, scheduler)).toBe(true);
+
+    state = CONNECTED;
+    await until(() => expect(pushers['/api/events']).toBeTruthy());
+    const asked = () => api.calls.filter((c) => c.path === '/api/wechat').length;
+    const before = asked();
+    // Other events leave the panel alone; the engine's `wechat` event reloads it at once.
+    pushers['/api/events']({ event: 'turn', data: '{}' });
+    await until(() => expect(api.calls.filter((c) => c.path === '/api/status').length).toBeGreaterThan(1));
+    expect(asked()).toBe(before);
+    pushers['/api/events']({ event: 'wechat', data: '{"kind":"wechat","state":"connected","line":"WeChat is connected.","qr":null}' });
+    const line = await screen.findByText('WeChat is connected.');
+    expect(screen.queryByRole('img', { name: 'WeChat login QR code' })).toBeNull();
+    expect(follows(scheduler, line)).toBe(true);
+    expect(follows(line, screen.getByRole('heading', { name: 'Status' }))).toBe(true);
   });
 });
 

@@ -110,6 +110,61 @@ describe('Setup', () => {
   });
 });
 
+describe('Setup: WeChat', () => {
+  const WECHAT_BOX = /^Talk to OpenClaw from WeChat/;
+  const applied = (calls: { path: string; body: unknown }[]) => calls.find((c) => c.path === '/api/setup/apply')?.body as Record<string, unknown> | undefined;
+
+  it('offers WeChat only with openclaw chosen and sends the choice with apply', async () => {
+    const { fetch, calls } = routes({ 'GET /api/setup': { ...SETUP, answers: { ...SETUP.answers, wechat: false } } });
+    render(Setup, { api: createApi({ token: () => 't', fetch }), wait: fast });
+    const openclaw = await screen.findByRole('checkbox', { name: 'openclaw' });
+    expect(screen.queryByRole('checkbox', { name: WECHAT_BOX })).toBeNull();
+
+    await fireEvent.click(openclaw);
+    const box = (await screen.findByRole('checkbox', { name: WECHAT_BOX })) as HTMLInputElement;
+    expect(box.checked).toBe(false);
+    expect(box.closest('label')?.textContent).toContain("installs OpenClaw's WeChat plugin with npx; you scan a QR code with WeChat");
+    await fireEvent.click(box);
+    await fireEvent.click(screen.getByRole('button', { name: 'Apply setup' }));
+
+    expect(await screen.findByText(/Test request answered by/, {}, { timeout: 3000 })).toBeTruthy();
+    expect(applied(calls)).toMatchObject({ agents: ['openclaw'], wechat: true });
+    expect(screen.getByText(/the dashboard shows the plugin's install and the QR code/)).toBeTruthy();
+  });
+
+  it('turns WeChat off, unshown, when openclaw is not chosen (it exists only for OpenClaw)', async () => {
+    const { fetch, calls } = routes({ 'GET /api/setup': { ...SETUP, answers: { ...SETUP.answers, wechat: true } } });
+    render(Setup, { api: createApi({ token: () => 't', fetch }), wait: fast });
+    await screen.findByRole('checkbox', { name: 'openclaw' });
+    expect(screen.queryByRole('checkbox', { name: WECHAT_BOX })).toBeNull();
+    await fireEvent.click(screen.getByRole('button', { name: 'Apply setup' }));
+    await until(() => expect(applied(calls)).toBeTruthy());
+    expect(applied(calls)).toMatchObject({ agents: [], wechat: false });
+    expect(await screen.findByText(/Test request answered by/, {}, { timeout: 3000 })).toBeTruthy();
+    expect(screen.queryByText(/the dashboard shows the plugin's install/)).toBeNull();
+  });
+
+  it('sends no wechat answer to an engine that did not give one', async () => {
+    const { fetch, calls } = routes();
+    render(Setup, { api: createApi({ token: () => 't', fetch }), wait: fast });
+    await fireEvent.click(await screen.findByRole('button', { name: 'Apply setup' }));
+    await until(() => expect(applied(calls)).toBeTruthy());
+    expect('wechat' in (applied(calls) ?? {})).toBe(false);
+    expect(await screen.findByText(/Test request answered by/, {}, { timeout: 3000 })).toBeTruthy();
+  });
+
+  it("shows apply's wechat.enabled error under the agents", async () => {
+    const { fetch } = routes({
+      'GET /api/setup': { ...SETUP, answers: { ...SETUP.answers, wechat: true } },
+      'POST /api/setup/apply': reply(400, { error: { message: 'WeChat needs claw_type openclaw', field: 'wechat.enabled' } }),
+    });
+    render(Setup, { api: createApi({ token: () => 't', fetch }), wait: fast });
+    await fireEvent.click(await screen.findByRole('button', { name: 'Apply setup' }));
+    await until(() => expect(document.getElementById('wechat-error')?.textContent).toBe('WeChat needs claw_type openclaw'));
+    expect(screen.getAllByRole('alert').map((a) => a.textContent)).toContain('The settings were not saved: fix the field marked above.');
+  });
+});
+
 describe('WindowsStep', () => {
   it("previews the next window and shows the server's message when the hours are refused", async () => {
     const { fetch, calls } = fetchRoutes({

@@ -14,11 +14,13 @@ pub mod error;
 pub mod formats;
 pub mod target;
 pub mod verify;
+pub mod wechat;
 
 pub use adapter::{Adapter, Edit};
 pub use doc::{Doc, Format};
 pub use driver::{
-    Change, Connected, Disconnected, Preview, Restart, Status, connect, disconnect, preview, status,
+    Change, Connected, Disconnected, Preview, Restart, Status, connect, disconnect, preview,
+    reload, status,
 };
 pub use env::{CommandOutput, Env, Runner, SystemRunner};
 pub use error::ClawError;

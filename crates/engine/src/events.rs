@@ -31,6 +31,13 @@ pub enum EngineEvent {
     UpstreamAuthFailed { upstream: String, status: u16 },
     /// A training step finished (RL modes).
     TrainingFinished { step: u64, reward: Option<f64> },
+    /// The WeChat channel moved on (`state` as `GET /api/wechat` names it); `qr` is the
+    /// login link while a scan is awaited.
+    Wechat {
+        state: String,
+        line: String,
+        qr: Option<String>,
+    },
 }
 
 #[derive(Debug, Clone)]

@@ -26,4 +26,5 @@ pub mod skills;
 pub mod store_access;
 pub mod supervise;
 pub mod ui;
+pub mod wechat;
 pub mod wiring;

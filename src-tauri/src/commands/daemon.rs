@@ -42,6 +42,9 @@ pub fn spawn(paths: &Paths, args: &StartArgs) -> Outcome {
     if let Some(m) = &args.mode {
         cmd.arg("--mode").arg(m);
     }
+    if args.wechat_relogin {
+        cmd.arg("--wechat-relogin");
+    }
     cmd.env(metaclaw_engine::paths::HOME_ENV, &paths.home);
     if paths.config != Paths::new(&paths.home)?.config {
         cmd.arg("--config").arg(&paths.config);
@@ -76,6 +79,9 @@ pub fn spawn(paths: &Paths, args: &StartArgs) -> Outcome {
                 "MetaClaw started in the background (PID {pid}, http://127.0.0.1:{port}). Logs: {}",
                 log.display()
             ));
+            if args.wechat_relogin {
+                super::wechat_login::follow_daemon(paths)?;
+            }
             return Ok(());
         }
         if Instant::now() >= deadline {

@@ -15,3 +15,4 @@ pub mod status;
 pub mod stop;
 pub mod train;
 pub mod uninstall;
+pub mod wechat_login;

@@ -37,7 +37,7 @@ pub fn run(paths: Paths, args: StartArgs) -> Outcome {
     #[cfg(feature = "desktop")]
     if !args.headless {
         if crate::desktop::display_available() {
-            return crate::desktop::run(paths, overrides, args.hidden);
+            return crate::desktop::run(paths, overrides, args.hidden, args.wechat_relogin);
         }
         tracing::info!("no display (DISPLAY and WAYLAND_DISPLAY are unset): running headless");
     }
@@ -56,8 +56,10 @@ pub fn run(paths: Paths, args: StartArgs) -> Outcome {
         }
         let mut options = StartOptions {
             overrides,
+            wechat_relogin: args.wechat_relogin,
             ..StartOptions::default()
         };
+        super::wechat_login::follow_events(&options.events);
         loop {
             let engine = Engine::start(paths.clone(), options.clone())
                 .await

@@ -159,6 +159,9 @@ pub fn run(paths: &Paths, as_json: bool) -> Outcome {
             m.active, m.pinned, m.scopes, m.superseded, m.archived
         )),
     }
+    if let Some(w) = &s.wechat {
+        output::line(format!("  wechat:     {}", w.line));
+    }
     // The training-window line; status still answers if the scheduler does not.
     match &window {
         Ok(words) => {

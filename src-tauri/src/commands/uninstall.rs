@@ -63,6 +63,16 @@ pub fn run(paths: &Paths, yes: bool, keep_data: bool) -> Outcome {
         }
     }
 
+    // (b') OpenClaw's WeChat plugin works without MetaClaw: removed only when the user says so.
+    if let Ok(env) = agents::system_env()
+        && metaclaw_engine::wechat::plugin::installed(&env)
+    {
+        did = true;
+        if let Some(problem) = offer_wechat_removal(&env, yes)? {
+            failures.push(problem);
+        }
+    }
+
     // (c) Every account MetaClaw may have written.
     let mut accounts: Vec<String> = config::SECRET_KEYS
         .iter()
@@ -201,22 +211,68 @@ fn looks_like_metaclaw(paths: &Paths) -> bool {
         && (paths.config.is_file() || paths.db.is_file() || paths.skills.is_dir())
 }
 
-/// "Remove … ? [y/N]" at the terminal; anything but yes keeps the data.
-fn confirm(paths: &Paths) -> Result<bool, Failure> {
-    let files = count_files(&paths.home);
+/// Asks (or takes `--yes`) whether to remove OpenClaw's WeChat plugin, and removes it with
+/// OpenClaw's own command. `Some` says why the removal failed.
+fn offer_wechat_removal(env: &agents::Env, yes: bool) -> Result<Option<String>, Failure> {
+    let remove = if yes {
+        true
+    } else if std::io::stdin().is_terminal() {
+        ask("Remove OpenClaw's WeChat plugin too (it keeps working without MetaClaw)? [y/N] ")?
+    } else {
+        false
+    };
+    let argv = metaclaw_engine::wechat::plugin::uninstall_command();
+    if !remove {
+        output::line(format!(
+            "Kept OpenClaw's WeChat plugin; `{}` removes it.",
+            argv.join(" ")
+        ));
+        return Ok(None);
+    }
+    let Some(program) = env.which(&argv[0]) else {
+        return Ok(Some(format!(
+            "cannot remove OpenClaw's WeChat plugin: `{}` is not on PATH",
+            argv[0]
+        )));
+    };
+    let mut run = argv.clone();
+    run[0] = program.to_string_lossy().into_owned();
+    match env.runner.run(&run, std::time::Duration::from_secs(120)) {
+        Ok(out) if out.success() => {
+            output::line("Removed OpenClaw's WeChat plugin.");
+            Ok(None)
+        }
+        Ok(out) => Ok(Some(format!(
+            "`{}` failed ({}): {}",
+            argv.join(" "),
+            out.code
+                .map_or("killed".to_owned(), |c| format!("exit code {c}")),
+            out.stderr.trim().lines().last().unwrap_or_default()
+        ))),
+        Err(e) => Ok(Some(format!("cannot run `{}`: {e}", argv.join(" ")))),
+    }
+}
+
+/// A yes/no question at the terminal; anything but yes is no.
+fn ask(question: &str) -> Result<bool, Failure> {
     let mut err = std::io::stderr();
-    write!(
-        err,
-        "Remove {} ({files} file{}: skills, memories, history)? [y/N] ",
-        paths.home.display(),
-        if files == 1 { "" } else { "s" }
-    )?;
+    write!(err, "{question}")?;
     err.flush()?;
     let mut answer = String::new();
     std::io::stdin().lock().read_line(&mut answer)?;
     Ok(matches!(
         answer.trim().to_ascii_lowercase().as_str(),
         "y" | "yes"
+    ))
+}
+
+/// "Remove … ? [y/N]" at the terminal; anything but yes keeps the data.
+fn confirm(paths: &Paths) -> Result<bool, Failure> {
+    let files = count_files(&paths.home);
+    ask(&format!(
+        "Remove {} ({files} file{}: skills, memories, history)? [y/N] ",
+        paths.home.display(),
+        if files == 1 { "" } else { "s" }
     ))
 }
 

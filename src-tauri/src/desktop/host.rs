@@ -12,6 +12,8 @@ use metaclaw_engine::events::Events;
 use metaclaw_engine::paths::Paths;
 use metaclaw_engine::run::{Engine, EngineError, RestartHandle, StartOptions, Stopped};
 use metaclaw_engine::schedule::Windows;
+use metaclaw_engine::supervise::Supervisor;
+use metaclaw_engine::wechat::Wechat;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
@@ -22,6 +24,9 @@ pub struct Live {
     pub addr: SocketAddr,
     pub token: String,
     pub mode: Mode,
+    pub wechat: Wechat,
+    /// The engine's task owner (a WeChat login started from the tray runs there).
+    pub tasks: Supervisor,
 }
 
 pub struct Host {
@@ -132,6 +137,8 @@ fn live_of(engine: &Engine, paths: &Paths, overrides: &Overrides) -> Live {
         addr: engine.addr(),
         token: engine.admin_token().to_owned(),
         mode: effective_mode(paths, overrides),
+        wechat: engine.wechat(),
+        tasks: engine.tasks(),
     }
 }
 

@@ -26,10 +26,12 @@ pub enum ItemId {
     Settings,
     StartAtLogin,
     Quit,
+    Wechat,
+    WechatLogin,
 }
 
 impl ItemId {
-    pub const ALL: [ItemId; 19] = [
+    pub const ALL: [ItemId; 21] = [
         ItemId::Status,
         ItemId::Agent,
         ItemId::Learning,
@@ -49,6 +51,8 @@ impl ItemId {
         ItemId::Settings,
         ItemId::StartAtLogin,
         ItemId::Quit,
+        ItemId::Wechat,
+        ItemId::WechatLogin,
     ];
 
     /// The Mode ▸ items, in menu order.
@@ -75,6 +79,8 @@ impl ItemId {
             ItemId::Settings => "settings",
             ItemId::StartAtLogin => "start-at-login",
             ItemId::Quit => "quit",
+            ItemId::Wechat => "wechat",
+            ItemId::WechatLogin => "wechat-login",
         }
     }
 
@@ -104,6 +110,8 @@ impl ItemId {
             ItemId::Settings => "Settings",
             ItemId::StartAtLogin => "Start at login",
             ItemId::Quit => "Quit",
+            ItemId::Wechat => "WeChat",
+            ItemId::WechatLogin => "Log in to WeChat again",
         }
     }
 
@@ -200,6 +208,8 @@ pub struct View {
     pub mode: Mode,
     /// Whether MetaClaw starts at login (the Start at login check).
     pub autostart: bool,
+    /// The WeChat line, when the channel is on for OpenClaw (with "Log in to WeChat again").
+    pub wechat: Option<String>,
 }
 
 /// What the tray shows besides the scheduler: the host's own state.
@@ -208,6 +218,7 @@ pub struct HostView {
     pub agents: Vec<String>,
     pub mode: Mode,
     pub autostart: bool,
+    pub wechat: Option<String>,
 }
 
 impl View {
@@ -247,11 +258,17 @@ impl View {
             paused: status.state == "paused",
             mode: host.mode,
             autostart: host.autostart,
+            wechat: host.wechat.clone(),
         }
     }
 
     pub fn tooltip(&self) -> String {
-        format!("{}\n{}\n{}", self.status, self.agent, self.learning)
+        let mut tip = format!("{}\n{}\n{}", self.status, self.agent, self.learning);
+        if let Some(w) = &self.wechat {
+            tip.push('\n');
+            tip.push_str(w);
+        }
+        tip
     }
 
     /// Whether a Mode ▸ item is the checked one.
@@ -326,6 +343,7 @@ mod tests {
             "Settings",
             "Start at login",
             "Quit",
+            "Log in to WeChat again",
         ] {
             assert!(labels.contains(&want), "no `{want}`");
         }
@@ -341,6 +359,7 @@ mod tests {
             paused: false,
             mode: Mode::Rl,
             autostart: false,
+            wechat: None,
         };
         let checked: Vec<_> = ItemId::ALL
             .into_iter()

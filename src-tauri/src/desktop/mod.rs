@@ -40,6 +40,8 @@ pub enum Screen {
     Dashboard,
     Setup,
     Settings,
+    /// The dashboard, reloaded so its WeChat panel shows a login just started.
+    Wechat,
 }
 
 impl Screen {
@@ -48,18 +50,24 @@ impl Screen {
             Screen::Dashboard => None,
             Screen::Setup => Some("setup"),
             Screen::Settings => Some("settings"),
+            Screen::Wechat => Some("dashboard"),
         }
     }
 }
 
 /// Runs the engine and the desktop shell until Quit, a signal or `metaclaw stop`. `hidden`
-/// starts in the tray with no window.
-pub fn run(paths: Paths, overrides: Overrides, hidden: bool) -> Outcome {
+/// starts in the tray with no window; `wechat_relogin` runs the WeChat login at start.
+pub fn run(paths: Paths, overrides: Overrides, hidden: bool, wechat_relogin: bool) -> Outcome {
     paths.ensure_dirs()?;
     let listener = match single::claim(&paths) {
         Ok(single::Claim::First(listener)) => Some(listener),
         Ok(single::Claim::Shown) => {
             crate::output::line("MetaClaw is already running: showed its window.");
+            if wechat_relogin {
+                crate::output::line(
+                    "To log in to WeChat again, use its tray menu's or dashboard's \"Log in to WeChat again\".",
+                );
+            }
             return Ok(());
         }
         // A home whose socket path is too long for Unix sockets, say: the engine's instance
@@ -75,6 +83,7 @@ pub fn run(paths: Paths, overrides: Overrides, hidden: bool) -> Outcome {
     let options = StartOptions {
         overrides,
         events: Events::new(),
+        wechat_relogin,
         ..StartOptions::default()
     };
     let (host, engine) = runtime
@@ -187,7 +196,7 @@ async fn configured(paths: Paths) -> bool {
 }
 
 /// Shows the window on `screen`, creating it the first time.
-fn open_window(app: &AppHandle, host: &Host, screen: Screen) {
+pub(super) fn open_window(app: &AppHandle, host: &Host, screen: Screen) {
     let url = match host.url(screen.fragment()).parse::<tauri::Url>() {
         Ok(url) => url,
         Err(e) => {

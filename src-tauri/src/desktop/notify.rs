@@ -24,6 +24,8 @@ pub struct Note {
 #[derive(Debug, Default)]
 pub struct Notifier {
     last_auth: HashMap<String, Instant>,
+    /// The WeChat state last told, so each change is told once.
+    last_wechat: Option<String>,
 }
 
 impl Notifier {
@@ -69,6 +71,27 @@ impl Notifier {
                     None => format!("Training step {step} finished."),
                 },
             }),
+            EngineEvent::Wechat { state, line, .. } => {
+                if self.last_wechat.as_ref() == Some(state) {
+                    return None;
+                }
+                self.last_wechat = Some(state.clone());
+                let summary = match state.as_str() {
+                    "waiting_for_scan" => "Scan the QR code with WeChat",
+                    "connected" => "WeChat is connected",
+                    "failed" | "unsupported" => "WeChat could not be set up",
+                    _ => return None,
+                };
+                let body = if state == "waiting_for_scan" {
+                    "Open MetaClaw's dashboard: the QR code is there.".to_owned()
+                } else {
+                    line.clone()
+                };
+                Some(Note {
+                    summary: summary.into(),
+                    body,
+                })
+            }
             _ => None,
         }
     }
@@ -172,6 +195,30 @@ mod tests {
             .is_none()
         );
         assert!(n.note(&refused("openai"), t0 + AUTH_REPEAT).is_some());
+    }
+
+    #[test]
+    fn wechat_changes_are_told_once_each() {
+        let mut n = Notifier::default();
+        let at = |state: &str, line: &str| EngineEvent::Wechat {
+            state: state.into(),
+            line: line.into(),
+            qr: None,
+        };
+        let now = Instant::now();
+        assert!(n.note(&at("installing", "Installing…"), now).is_none());
+        let scan = n.note(&at("waiting_for_scan", "Scan"), now).unwrap();
+        assert!(scan.body.contains("dashboard"));
+        assert!(n.note(&at("waiting_for_scan", "Scan"), now).is_none());
+        let failed = n
+            .note(&at("failed", "WeChat: `npx` is not on PATH"), now)
+            .unwrap();
+        assert_eq!(failed.summary, "WeChat could not be set up");
+        assert_eq!(failed.body, "WeChat: `npx` is not on PATH");
+        assert!(
+            n.note(&at("connected", "WeChat is connected"), now)
+                .is_some()
+        );
     }
 
     #[test]

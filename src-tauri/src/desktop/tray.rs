@@ -5,8 +5,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use metaclaw_engine::agents;
+use metaclaw_engine::events::EngineEvent;
 use metaclaw_engine::schedule::view::Extra;
 use metaclaw_engine::schedule::{SchedulerStatus, parse};
+use metaclaw_engine::wechat::State as WechatState;
 use metaclaw_schedule::machine::Snapshot;
 use tauri::image::Image;
 use tauri::menu::{
@@ -15,6 +17,7 @@ use tauri::menu::{
 use tauri::tray::{TrayIcon, TrayIconBuilder};
 use tauri::{AppHandle, Manager, Wry};
 use tauri_plugin_autostart::ManagerExt;
+use tokio::sync::broadcast::error::RecvError;
 
 use super::host::{Host, Live};
 use super::menu::{HostView, ItemId, TrayState, View};
@@ -54,6 +57,8 @@ struct LiveItems {
     learning: MenuItem<Wry>,
     modes: Vec<(ItemId, CheckMenuItem<Wry>)>,
     login: CheckMenuItem<Wry>,
+    /// The WeChat line, while the channel is on (its presence rebuilds the menu).
+    wechat: Option<MenuItem<Wry>>,
 }
 
 impl LiveItems {
@@ -63,6 +68,9 @@ impl LiveItems {
         self.learning.set_text(&view.learning)?;
         for (id, item) in &self.modes {
             item.set_checked(view.checked(*id))?;
+        }
+        if let (Some(item), Some(line)) = (&self.wechat, &view.wechat) {
+            item.set_text(line)?;
         }
         self.login.set_checked(view.autostart)
     }
@@ -121,30 +129,36 @@ fn build_menu(app: &AppHandle, view: &View) -> tauri::Result<(Menu<Wry>, LiveIte
         None::<&str>,
     )?;
     let quit = item(ItemId::Quit, ItemId::Quit.label(), true)?;
+    let wechat = match &view.wechat {
+        Some(line) => Some((
+            item(ItemId::Wechat, line, false)?,
+            item(ItemId::WechatLogin, ItemId::WechatLogin.label(), true)?,
+        )),
+        None => None,
+    };
     let separators = (0..3)
         .map(|_| PredefinedMenuItem::separator(app))
         .collect::<tauri::Result<Vec<_>>>()?;
     let [first, second, third] = separators.as_slice() else {
         return Err(anyhow::anyhow!("three separators were asked for").into());
     };
-    let menu = Menu::with_items(
-        app,
-        &[
-            &status,
-            &agent,
-            &learning,
-            first,
-            toggle.as_ref(),
-            &train,
-            &mode,
-            second,
-            &open,
-            &settings,
-            &login,
-            third,
-            &quit,
-        ],
-    )?;
+    let mut items: Vec<&dyn IsMenuItem<Wry>> = vec![&status, &agent, &learning];
+    if let Some((line, relogin)) = &wechat {
+        items.extend([line as &dyn IsMenuItem<Wry>, relogin]);
+    }
+    items.extend([
+        first as &dyn IsMenuItem<Wry>,
+        toggle.as_ref(),
+        &train,
+        &mode,
+        second,
+        &open,
+        &settings,
+        &login,
+        third,
+        &quit,
+    ]);
+    let menu = Menu::with_items(app, &items)?;
     let live = LiveItems {
         paused: view.paused,
         status,
@@ -152,6 +166,7 @@ fn build_menu(app: &AppHandle, view: &View) -> tauri::Result<(Menu<Wry>, LiveIte
         learning,
         modes,
         login,
+        wechat: wechat.map(|(line, _)| line),
     };
     Ok((menu, live))
 }
@@ -170,7 +185,17 @@ fn host_view(app: &AppHandle, live: &Live, agents: Vec<String>) -> HostView {
         agents,
         mode: live.mode,
         autostart: app.autolaunch().is_enabled().unwrap_or(false),
+        wechat: wechat_line(live),
     }
+}
+
+/// The WeChat line while the channel is on for OpenClaw (enabled, installed or busy).
+fn wechat_line(live: &Live) -> Option<String> {
+    if !live.wechat.available() {
+        return None;
+    }
+    let (state, line) = live.wechat.summary();
+    (state != WechatState::Off).then_some(line)
 }
 
 fn view_of(live: &Live, snapshot: &Snapshot, host: &HostView) -> View {
@@ -223,7 +248,11 @@ fn set_tray(app: &AppHandle, tray: &TrayIcon<Wry>, view: &View) -> tauri::Result
         .lock()
         .map_err(|_| anyhow::anyhow!("the tray menu's state is poisoned"))?;
     match shown.as_ref() {
-        Some(items) if items.paused == view.paused => items.update(view)?,
+        Some(items)
+            if items.paused == view.paused && items.wechat.is_some() == view.wechat.is_some() =>
+        {
+            items.update(view)?
+        }
         _ => {
             let (menu, items) = build_menu(app, view)?;
             tray.set_menu(Some(menu))?;
@@ -244,17 +273,24 @@ pub fn follow(app: AppHandle, host: Arc<Host>) {
         let mut agents_tick = tokio::time::interval(AGENTS_EVERY);
         let mut agents = connected_agents(&host).await;
         let mut shown: Option<View> = None;
+        // WeChat progress comes as engine events (the bus outlives restarts).
+        let mut events = host.events.subscribe();
         'engines: loop {
             let live = engines.borrow_and_update().clone();
             let mut scheduler = live.windows.watch();
             let mut scheduler_open = true;
+            // Only WeChat's events change the tray; the others (one per turn) do not redraw it.
+            let mut redraw = true;
             loop {
-                let snapshot = scheduler.borrow_and_update().clone();
-                let view = view_of(&live, &snapshot, &host_view(&app, &live, agents.clone()));
-                if shown.as_ref() != Some(&view) {
-                    apply(&app, &view);
-                    shown = Some(view);
+                if redraw {
+                    let snapshot = scheduler.borrow_and_update().clone();
+                    let view = view_of(&live, &snapshot, &host_view(&app, &live, agents.clone()));
+                    if shown.as_ref() != Some(&view) {
+                        apply(&app, &view);
+                        shown = Some(view);
+                    }
                 }
+                redraw = true;
                 tokio::select! {
                     changed = scheduler.changed(), if scheduler_open => {
                         // The engine stopped; the next one comes through `engines`.
@@ -266,6 +302,11 @@ pub fn follow(app: AppHandle, host: Arc<Host>) {
                         continue 'engines;
                     }
                     _ = agents_tick.tick() => agents = connected_agents(&host).await,
+                    event = events.recv() => match event {
+                        Ok(EngineEvent::Wechat { .. }) | Err(RecvError::Lagged(_)) => {}
+                        Ok(_) => redraw = false,
+                        Err(RecvError::Closed) => break 'engines,
+                    },
                     () = host.quit.cancelled() => break 'engines,
                 }
             }
@@ -342,6 +383,21 @@ fn on_menu_event(app: &AppHandle, host: &Arc<Host>, event: MenuEvent) {
                     }
                     Err(e) => tracing::warn!("cannot train now: {}", e.message),
                 }
+            });
+        }
+        ItemId::WechatLogin => {
+            let live = host.live();
+            let (app, host) = (app.clone(), host.clone());
+            tauri::async_runtime::spawn(async move {
+                let asked =
+                    tokio::task::spawn_blocking(move || live.wechat.login(&live.tasks)).await;
+                match asked {
+                    Ok(Ok(_)) => tracing::info!("WeChat login started from the tray"),
+                    Ok(Err(e)) => tracing::warn!("cannot log in to WeChat: {e}"),
+                    Err(e) => tracing::warn!("cannot log in to WeChat: {e}"),
+                }
+                // The dashboard's WeChat panel shows the QR code, or why there is none.
+                open_window(&app, &host, Screen::Wechat);
             });
         }
         ItemId::OpenDashboard => open_window(app, host, Screen::Dashboard),

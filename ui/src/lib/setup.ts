@@ -19,6 +19,8 @@ export interface SetupState {
     model: string;
     mode: string;
     agents: string[];
+    /** Config `wechat.enabled` (absent from an engine without the WeChat channel). */
+    wechat?: boolean;
   };
   key: { stored: boolean; source: string | null };
   modes: Mode[];
@@ -117,6 +119,8 @@ export interface ApplyBody {
   agents: string[];
   sleep_start?: string;
   sleep_end?: string;
+  /** Written as `wechat.enabled`; left out, the config keeps its value. */
+  wechat?: boolean;
 }
 
 export interface Applied {
@@ -147,6 +151,7 @@ export function applyBody(b: ApplyBody): ApplyBody {
   if (!body.api_key) delete body.api_key;
   if (!body.sleep_start) delete body.sleep_start;
   if (!body.sleep_end) delete body.sleep_end;
+  if (body.wechat === undefined) delete body.wechat;
   return body;
 }
 
@@ -187,12 +192,13 @@ export async function runSetup(
   return { applied, agents, verify };
 }
 
-const FIELDS = ['provider', 'api_base', 'api', 'model', 'api_key', 'mode', 'agents', 'sleep_start', 'sleep_end'];
+const FIELDS = ['provider', 'api_base', 'api', 'model', 'api_key', 'mode', 'agents', 'sleep_start', 'sleep_end', 'wechat'];
 
 /** The setup form field an API error names (`llm.model_id` → `model`), or null. */
 export function formField(field: string | null): string | null {
   if (!field) return null;
   let f = field.replace(/^(llm|scheduler)\./, '').replace(/\[.*$/, '');
   if (f === 'model_id') f = 'model';
+  if (f === 'wechat.enabled') f = 'wechat';
   return FIELDS.includes(f) ? f : null;
 }

@@ -12,6 +12,8 @@ mod zeroclaw;
 
 use crate::adapter::Adapter;
 
+pub use openclaw::config_file as openclaw_config_file;
+
 /// All adapters, in the order they are offered (`none` last).
 pub fn all() -> Vec<Box<dyn Adapter>> {
     vec![

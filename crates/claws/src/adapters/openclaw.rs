@@ -208,6 +208,11 @@ impl Adapter for OpenClaw {
     }
 }
 
+/// The config file OpenClaw reads (for its plugins, say).
+pub fn config_file(env: &Env) -> PathBuf {
+    paths::config_file(env)
+}
+
 /// Whether the gateway applies config edits by itself: unless `gateway.reload.mode` is
 /// `off` (a config that cannot be read counts as the default, `hybrid`).
 fn hot_reloads(env: &Env) -> bool {

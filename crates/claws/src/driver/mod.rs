@@ -12,6 +12,7 @@ mod types;
 
 pub use connect::{connect, connect_with, preview, preview_with};
 pub use disconnect::{disconnect, disconnect_with};
+pub use restart::reload;
 pub use secrets::mask;
 pub use status::{endpoint, endpoint_with, status, status_with};
 pub use types::{

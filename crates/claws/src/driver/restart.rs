@@ -8,6 +8,12 @@ use super::types::{Options, Restart};
 use crate::adapter::Adapter;
 use crate::env::Env;
 
+/// Restarts the agent as connect does after a change, for a change the agent's config
+/// reload may not cover (a plugin installed beside it).
+pub fn reload(adapter: &dyn Adapter, env: &Env) -> Restart {
+    restart(&Options::default(), adapter, env, &[])
+}
+
 /// `known`: secrets the agent may print when it fails (the key just written or just
 /// removed); they are masked in what the result carries.
 pub(super) fn restart(opts: &Options, adapter: &dyn Adapter, env: &Env, known: &[&str]) -> Restart {

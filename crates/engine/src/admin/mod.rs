@@ -21,8 +21,11 @@ mod skills_exchange;
 mod stats;
 mod status;
 mod turn_usage;
+mod wechat;
 
 pub use agents::{AgentsAdmin, StartReconnect};
 pub use routes::{AdminState, router};
 pub use skills::{SkillsAdmin, skill_json};
-pub use status::{Health, MemoryStatus, SkillsStatus, Status, TeamStatus, UpstreamStatus};
+pub use status::{
+    Health, MemoryStatus, SkillsStatus, Status, TeamStatus, UpstreamStatus, WechatStatus,
+};

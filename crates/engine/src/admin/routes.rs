@@ -21,7 +21,9 @@ use tokio_util::sync::CancellationToken;
 use super::agents::AgentsAdmin;
 use super::api_error::ApiError;
 use super::skills::{self, SkillsAdmin};
-use super::status::{Health, MemoryStatus, SkillsStatus, Status, TeamStatus, UpstreamStatus};
+use super::status::{
+    Health, MemoryStatus, SkillsStatus, Status, TeamStatus, UpstreamStatus, WechatStatus,
+};
 use super::{memory, memory_policy};
 use crate::config::Config;
 use crate::memory::Memory;
@@ -61,6 +63,8 @@ pub struct AdminState {
     /// The model each learning purpose (`evolution`, `extraction`, `embeddings`) calls, to
     /// price its recorded tokens.
     pub learning_models: std::collections::BTreeMap<String, String>,
+    /// `/api/wechat`: OpenClaw's WeChat plugin, its install and QR login.
+    pub wechat: crate::wechat::Wechat,
 }
 
 pub fn router(state: Arc<AdminState>) -> Router {
@@ -88,6 +92,7 @@ pub fn router(state: Arc<AdminState>) -> Router {
         .merge(super::learning_usage::router())
         .merge(super::cost::router())
         .merge(super::effect::router())
+        .merge(super::wechat::router())
         .route_layer(middleware::from_fn_with_state(state.clone(), require_token))
         .with_state(state)
 }
@@ -194,6 +199,17 @@ async fn status(State(state): State<Arc<AdminState>>) -> Response {
             last_evolution_at_ms: evolution.last_at_ms,
         }
     });
+    let wechat = {
+        let w = state.wechat.clone();
+        tokio::task::spawn_blocking(move || w.view())
+            .await
+            .ok()
+            .filter(|v| v.state != crate::wechat::State::Off)
+            .map(|v| WechatStatus {
+                state: v.state.name().to_owned(),
+                line: v.line,
+            })
+    };
     let stats = state.proxy.stats.snapshot();
     let body = Status {
         version: env!("CARGO_PKG_VERSION").to_string(),
@@ -217,6 +233,7 @@ async fn status(State(state): State<Arc<AdminState>>) -> Response {
         health,
         learning_calls: crate::llm::calls::snapshot(),
         tasks: state.tasks.report(),
+        wechat,
     };
     Json(body).into_response()
 }

@@ -91,6 +91,12 @@ const SETTINGS: &[Setting] = &[
         kind: Kind::Int,
     },
     Setting {
+        key: "wechat.enabled",
+        label: "WeChat (OpenClaw)",
+        help: "Talk to your OpenClaw agent from WeChat: at start MetaClaw installs OpenClaw's official WeChat plugin with npx (Node.js needed), and the dashboard shows a QR code to scan. OpenClaw only. Turning it off leaves an installed plugin alone.",
+        kind: Kind::Bool,
+    },
+    Setting {
         key: "injection.token_budget",
         label: "Context budget (tokens)",
         help: "The most tokens of skills and memory added to one request.",

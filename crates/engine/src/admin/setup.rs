@@ -70,6 +70,7 @@ async fn show(State(state): State<Arc<AdminState>>) -> Result<Json<Value>, ApiEr
                 "model": a.model,
                 "mode": a.mode.to_string(),
                 "agents": a.agents,
+                "wechat": a.wechat,
             },
             "key": {
                 "stored": current.key_source.is_some(),
@@ -112,6 +113,8 @@ struct ApplyBody {
     api_key: Option<String>,
     mode: Option<String>,
     agents: Vec<String>,
+    /// Absent keeps `wechat.enabled` as it is.
+    wechat: Option<bool>,
     sleep_start: Option<String>,
     sleep_end: Option<String>,
 }
@@ -129,7 +132,8 @@ fn needed(field: &str, value: Option<String>) -> Result<String, Invalid> {
 /// The answers (without the key), the key, and the sleep hours as `config::set` changes.
 type Parsed = (Answers, Option<Secret>, Vec<(String, String)>);
 
-fn parse(body: ApplyBody) -> Result<Parsed, Invalid> {
+/// `wechat_now`: `wechat.enabled` as the config has it, for a body that does not say.
+fn parse(body: ApplyBody, wechat_now: bool) -> Result<Parsed, Invalid> {
     let api = match needed("api", body.api)?.as_str() {
         "openai" => LlmApi::Openai,
         "anthropic" => LlmApi::Anthropic,
@@ -153,6 +157,7 @@ fn parse(body: ApplyBody) -> Result<Parsed, Invalid> {
         api_key: None,
         mode,
         agents: body.agents,
+        wechat: body.wechat.unwrap_or(wechat_now),
     };
     // Absent or empty keeps the stored key.
     let key = body
@@ -182,10 +187,11 @@ fn parse(body: ApplyBody) -> Result<Parsed, Invalid> {
 async fn apply(State(state): State<Arc<AdminState>>, body: Bytes) -> Result<Json<Value>, ApiError> {
     let body: ApplyBody = serde_json::from_slice(&body).map_err(|e| {
         ApiError::BadRequest(format!(
-            "the body must be {{provider, api_base, api, model, api_key?, mode, agents, sleep_start?, sleep_end?}}: {e}"
+            "the body must be {{provider, api_base, api, model, api_key?, mode, agents, wechat?, sleep_start?, sleep_end?}}: {e}"
         ))
     })?;
-    let (answers, key, hours) = parse(body).map_err(ApiError::Invalid)?;
+    let (answers, key, hours) =
+        parse(body, state.config.wechat.enabled).map_err(ApiError::Invalid)?;
     let home = state.home.clone();
     let written =
         tokio::task::spawn_blocking(move || write(&home, &answers, key.as_ref(), &hours)).await??;

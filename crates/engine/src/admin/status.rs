@@ -50,6 +50,16 @@ pub struct Status {
     /// The background tasks running, restarting after a panic, or failed.
     #[serde(default)]
     pub tasks: Vec<TaskReport>,
+    /// The WeChat channel, when it is not simply off.
+    #[serde(default)]
+    pub wechat: Option<WechatStatus>,
+}
+
+/// The WeChat channel in status: its state and the sentence for it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct WechatStatus {
+    pub state: String,
+    pub line: String,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

@@ -58,6 +58,8 @@ pub struct StartOptions {
     pub admin_token: Option<String>,
     /// The host's event bus: it outlives restarts, so the host subscribes once.
     pub events: Events,
+    /// Run the WeChat plugin's QR login once serving (`metaclaw start --wechat-relogin`).
+    pub wechat_relogin: bool,
 }
 
 impl StartOptions {
@@ -66,6 +68,8 @@ impl StartOptions {
     pub fn for_restart(mut self, addr: SocketAddr, admin_token: &str) -> Self {
         self.overrides.port = Some(addr.port());
         self.admin_token = Some(admin_token.to_owned());
+        // Asked for once, at the first start.
+        self.wechat_relogin = false;
         self
     }
 }
@@ -115,6 +119,7 @@ pub struct Engine {
     admin_token: String,
     restart: RestartHandle,
     events: Events,
+    wechat: crate::wechat::Wechat,
     _lock: InstanceLock,
 }
 
@@ -161,6 +166,7 @@ impl Engine {
             admin_token: served.token,
             restart,
             events: options.events,
+            wechat: served.wechat,
             _lock: lock,
         })
     }
@@ -187,6 +193,16 @@ impl Engine {
     /// For a host that restarts the engine itself (the tray's Mode ▸).
     pub fn restart_handle(&self) -> RestartHandle {
         self.restart.clone()
+    }
+
+    /// The WeChat channel (the tray's "Log in to WeChat again").
+    pub fn wechat(&self) -> crate::wechat::Wechat {
+        self.wechat.clone()
+    }
+
+    /// For hosts that start jobs the engine owns (a WeChat login from the tray).
+    pub fn tasks(&self) -> Supervisor {
+        self.tasks.clone()
     }
 
     /// The bus the engine reports on (the one passed in [`StartOptions`]).

@@ -37,6 +37,7 @@ pub(super) struct Served {
     pub server: oneshot::Receiver<std::io::Result<()>>,
     /// The admin token this run published.
     pub token: String,
+    pub wechat: crate::wechat::Wechat,
 }
 
 pub(super) fn serve(s: Serving<'_>, options: &StartOptions) -> Result<Served, EngineError> {
@@ -64,6 +65,7 @@ pub(super) fn serve(s: Serving<'_>, options: &StartOptions) -> Result<Served, En
         config.proxy.port = addr.port();
         AgentsAdmin::new(paths.clone(), resolved.secrets.clone(), config)
     };
+    let wechat = crate::wechat::Wechat::new(&config, options.events.clone());
     let admin_state = Arc::new(AdminState {
         proxy: state.clone(),
         addr,
@@ -93,6 +95,7 @@ pub(super) fn serve(s: Serving<'_>, options: &StartOptions) -> Result<Served, En
         events: options.events.clone(),
         learning: learners.learning.clone(),
         learning_models: resolved.learning_models,
+        wechat: wechat.clone(),
     });
     let compat = Arc::new(CompatState {
         proxy: state.clone(),
@@ -114,5 +117,10 @@ pub(super) fn serve(s: Serving<'_>, options: &StartOptions) -> Result<Served, En
     // Once listening, so a restarted agent finds MetaClaw; off the start path. Agent
     // writes through the admin API wait for it.
     reconnect.spawn();
-    Ok(Served { server, token })
+    wechat.on_start(tasks, options.wechat_relogin);
+    Ok(Served {
+        server,
+        token,
+        wechat,
+    })
 }

@@ -21,6 +21,8 @@ pub struct Answers {
     pub mode: Mode,
     /// Agents to connect, first one recorded as `claw_type`; empty means none.
     pub agents: Vec<String>,
+    /// `wechat.enabled`: OpenClaw's WeChat channel (only with OpenClaw as the agent).
+    pub wechat: bool,
 }
 
 /// The answers the config gives now, and what setup should say about them.
@@ -64,6 +66,7 @@ pub fn current(paths: &Paths, store: &SecretStore) -> Result<Current, SetupError
             api_key: None,
             mode: config.mode,
             agents,
+            wechat: config.wechat.enabled,
         },
         configured,
         key_source,
@@ -113,6 +116,18 @@ pub fn validate(answers: &Answers) -> Result<&'static Preset, SetupError> {
                 format!("unknown agent `{agent}`; one of: {}", names.join(", ")),
             ));
         }
+    }
+    if answers.wechat
+        && !answers
+            .agents
+            .iter()
+            .any(|a| a == ClawType::Openclaw.name())
+    {
+        return Err(invalid(
+            "wechat",
+            "WeChat works only with OpenClaw: choose openclaw as the agent, or leave WeChat off"
+                .into(),
+        ));
     }
     Ok(preset)
 }

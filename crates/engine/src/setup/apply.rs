@@ -33,10 +33,15 @@ fn write(paths: &Paths, store: &SecretStore, answers: &Answers) -> Result<Applie
         config::LlmApi::Openai => "openai",
         config::LlmApi::Anthropic => "anthropic",
     };
-    let claw_type = answers
-        .agents
-        .first()
-        .map_or(ClawType::None.name(), String::as_str);
+    // With WeChat on, OpenClaw is the agent recorded (the channel is OpenClaw's).
+    let claw_type = if answers.wechat {
+        ClawType::Openclaw.name()
+    } else {
+        answers
+            .agents
+            .first()
+            .map_or(ClawType::None.name(), String::as_str)
+    };
     let mode = answers.mode.to_string();
     let settings = [
         ("llm.provider", answers.provider.trim()),
@@ -45,6 +50,10 @@ fn write(paths: &Paths, store: &SecretStore, answers: &Answers) -> Result<Applie
         ("llm.model_id", answers.model.trim()),
         ("mode", mode.as_str()),
         ("claw_type", claw_type),
+        (
+            "wechat.enabled",
+            if answers.wechat { "true" } else { "false" },
+        ),
     ];
     let mut written = Vec::with_capacity(settings.len());
     for (key, value) in settings {

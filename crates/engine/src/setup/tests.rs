@@ -32,6 +32,7 @@ fn answers() -> Answers {
         api_key: Some(Secret::new("sk-setup-unit-1234567890")),
         mode: Mode::SkillsOnly,
         agents: vec!["copaw".into()],
+        wechat: false,
     }
 }
 
@@ -57,7 +58,7 @@ fn current_of_a_fresh_home_is_unconfigured() -> TestResult {
 fn apply_writes_only_its_keys_and_a_rerun_reads_them_back() -> TestResult {
     let h = home(Some(KEPT));
     let applied = apply(&h.paths, &h.store, &answers())?;
-    assert_eq!(applied.written.len(), 6);
+    assert_eq!(applied.written.len(), 7);
     assert!(matches!(
         applied.key,
         Some(crate::config::SetOutcome::Secret {
@@ -130,6 +131,24 @@ fn a_preset_with_its_own_base_reads_back_as_that_preset() -> TestResult {
 }
 
 #[test]
+fn wechat_is_written_with_openclaw_recorded_as_the_agent() -> TestResult {
+    let h = home(Some(KEPT));
+    let with = Answers {
+        agents: vec!["copaw".into(), "openclaw".into()],
+        wechat: true,
+        ..answers()
+    };
+    apply(&h.paths, &h.store, &with)?;
+    let config = Config::load(&h.paths)?.config;
+    assert!(config.wechat.enabled);
+    assert_eq!(config.claw_type.name(), "openclaw");
+    assert!(current(&h.paths, &h.store)?.answers.wechat);
+    apply(&h.paths, &h.store, &answers())?;
+    assert!(!Config::load(&h.paths)?.config.wechat.enabled);
+    Ok(())
+}
+
+#[test]
 fn bad_answers_write_nothing() -> TestResult {
     let h = home(Some(KEPT));
     let bad = [
@@ -151,6 +170,11 @@ fn bad_answers_write_nothing() -> TestResult {
         },
         Answers {
             agents: vec!["nobody".into()],
+            ..answers()
+        },
+        // WeChat is OpenClaw's channel.
+        Answers {
+            wechat: true,
             ..answers()
         },
     ];

@@ -55,7 +55,27 @@ pub fn overlay(current: &Current, args: &SetupArgs, agents: &[Status]) -> Result
     if let Some(var) = &args.api_key_env {
         a.api_key = Some(key_from_env(var)?);
     }
+    if let Some(w) = &args.wechat {
+        a.wechat = match w.trim().to_ascii_lowercase().as_str() {
+            "on" | "true" | "yes" | "1" => true,
+            "off" | "false" | "no" | "0" => false,
+            _ => {
+                return Err(Failure::usage(format!(
+                    "--wechat: expected on or off, got `{w}`"
+                )));
+            }
+        };
+    }
+    settle_wechat(&mut a, args.wechat.is_some());
     Ok(a)
+}
+
+/// WeChat exists only for OpenClaw: an agent choice away from OpenClaw turns a WeChat the
+/// config had on off, unless `--wechat` asked for it (which validation then refuses, saying why).
+pub fn settle_wechat(a: &mut Answers, asked: bool) {
+    if !asked && !a.agents.iter().any(|n| n == "openclaw") {
+        a.wechat = false;
+    }
 }
 
 /// `--agent` values: known, installed, no repeats; `none` alone means none.

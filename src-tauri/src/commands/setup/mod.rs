@@ -93,6 +93,7 @@ fn ask(
     );
     let mut answers = flags::overlay(current, args, agents)?;
     answers.agents = agent_choice::ask(&prompter, agents, &answers.agents)?;
+    flags::settle_wechat(&mut answers, args.wechat.is_some());
     loop {
         answers = flow::ask_provider(&prompter, &answers)?;
         // A stored key is offered for the base it was stored with only.
