@@ -5,14 +5,15 @@
 # idle detection against, and a headless X server with xdotool to test it for real; the
 # desktop shell's libraries (Tauri: GTK, WebKitGTK, Ayatana AppIndicator for the tray) and
 # gdbus, which the tray test drives the menu with; ImageMagick's `import` for the window
-# screenshot, and zbarimg (zbar-tools) to read the WeChat QR code back out of it; Debian's Chromium, which the UI's end-to-end tests drive through playwright-core;
+# screenshot, and zbarimg (zbar-tools) to read the WeChat QR code back out of it;
+# desktop-file-validate (desktop-file-utils) for the package's menu entry; Debian's Chromium, which the UI's end-to-end tests drive through playwright-core;
 # the sqlite3 shell, which a test uses to read the live database as a user would.
 set -euo pipefail
 
 packages=(build-essential pkg-config dbus dbus-x11 gnome-keyring libsecret-tools procps sqlite3
   libx11-dev libxss-dev xvfb xdotool
   libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev libsoup-3.0-dev
-  libxdo-dev libglib2.0-bin imagemagick zbar-tools chromium)
+  libxdo-dev libglib2.0-bin imagemagick zbar-tools desktop-file-utils chromium)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -2,7 +2,8 @@
 # Runs every test: the web UI's type checks (tsc, svelte-check) and Vitest, formatting, lints
 # (the desktop and the headless binary), the Rust suites (unit first, then integration and
 # end-to-end), the Python SDK client tests and the UI's end-to-end tests (headless Chromium),
-# inside a private D-Bus session with a throwaway unlocked keyring.
+# inside a private D-Bus session with a throwaway unlocked keyring; then the Debian package is
+# built, installed, run and removed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
@@ -46,3 +47,7 @@ dbus-run-session -- bash -euo pipefail -c '
   npm --prefix tests/ui-e2e ci --no-audit --no-fund
   node tests/ui-e2e/run.mjs
 '
+# The Debian package, made by Tauri's bundler from the debug binary the tests drove:
+# installed with apt, run as a daemon and as the desktop app, removed.
+deb=$(bash scripts/package.sh --debug | tail -n 1)
+bash scripts/package-test.sh "$deb"

@@ -753,6 +753,29 @@ async fn tray_menu_second_launch_start_at_login_pause_and_quit() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn the_first_launch_opens_setup_in_a_window_that_renders() {
+    // As from the menu entry: `metaclaw`, no arguments, nothing set up yet.
+    let d = Desktop::start("proxy:\n  port: {port}\n", None, &[]).await;
+    let window = tokio::task::block_in_place(|| {
+        poll("the window to show", STEP_DEADLINE, || {
+            d.visible_windows().into_iter().next()
+        })
+    });
+    assert!(
+        d.logs().contains("opening the window on Setup"),
+        "{}",
+        d.logs()
+    );
+    tokio::task::block_in_place(|| {
+        poll("the window to render", START_DEADLINE, || {
+            (d.colours(&window) > 64).then_some(())
+        })
+    });
+    let menu = d.menu();
+    d.quit(&menu);
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn mode_restarts_in_place_and_a_refused_key_is_notified() {
     let fake = FakeUpstream::start(FakeOptions::default()).await.unwrap();
     let config = format!(

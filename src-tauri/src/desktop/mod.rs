@@ -215,6 +215,7 @@ pub(super) fn open_window(app: &AppHandle, host: &Host, screen: Screen) {
         let _ = window.set_focus();
         return;
     }
+    tracing::info!("opening the window on {screen:?}");
     let built = WebviewWindowBuilder::new(app, WINDOW_LABEL, WebviewUrl::External(url))
         .title("MetaClaw")
         .inner_size(1100.0, 760.0)
