@@ -286,6 +286,22 @@ fn app_command(home: &Path, user_home: &Path, display: &str, bus: &str, args: &[
     c
 }
 
+/// The session the app is about to start in, for a test to prepare.
+struct Session<'a> {
+    home: &'a Path,
+    user_home: &'a Path,
+    display: &'a str,
+    bus: &'a str,
+    port: u16,
+}
+
+impl Session<'_> {
+    /// `metaclaw ARGS` in this session (a daemon started before the app, say).
+    fn command(&self, args: &[&str]) -> Command {
+        app_command(self.home, self.user_home, self.display, self.bus, args)
+    }
+}
+
 /// The app under its own display and bus, with the stand-ins serving on that bus.
 struct Desktop {
     app: Killed,
@@ -310,13 +326,25 @@ impl Desktop {
         Desktop::start_with(config, secrets, args, |_| {}).await
     }
 
-    /// [`Desktop::start`], after `prepare` filled the user's home (`bin/` there goes first on
-    /// the app's `PATH`).
+    /// [`Desktop::start`], after `prepare` readied the session (a user's home whose `bin/`
+    /// goes first on the app's `PATH`, a daemon already running…).
     async fn start_with(
         config: &str,
         secrets: Option<&str>,
         args: &[&str],
-        prepare: impl FnOnce(&Path),
+        prepare: impl FnOnce(&Session),
+    ) -> Desktop {
+        let mut d = Desktop::launch(config, secrets, args, prepare).await;
+        d.wait_healthy();
+        d
+    }
+
+    /// Launches the app without waiting for it to serve.
+    async fn launch(
+        config: &str,
+        secrets: Option<&str>,
+        args: &[&str],
+        prepare: impl FnOnce(&Session),
     ) -> Desktop {
         let (xvfb, display) = start_xvfb();
         let (bus_daemon, bus) = start_bus();
@@ -347,7 +375,6 @@ impl Desktop {
             .unwrap();
         let home = tempfile::tempdir().unwrap();
         let user_home = tempfile::tempdir().unwrap();
-        prepare(user_home.path());
         let port = free_port();
         std::fs::write(
             home.path().join("config.yaml"),
@@ -357,13 +384,20 @@ impl Desktop {
         if let Some(secrets) = secrets {
             std::fs::write(home.path().join("secrets.yaml"), secrets).unwrap();
         }
+        prepare(&Session {
+            home: home.path(),
+            user_home: user_home.path(),
+            display: &display,
+            bus: &bus,
+            port,
+        });
         let log = home.path().join("app.log");
         let app = app_command(home.path(), user_home.path(), &display, &bus, args)
             .stdout(std::fs::File::create(&log).unwrap())
             .stderr(std::fs::File::create(home.path().join("app.err")).unwrap())
             .spawn()
             .unwrap();
-        let mut d = Desktop {
+        Desktop {
             app: Killed(app),
             display,
             bus,
@@ -376,17 +410,22 @@ impl Desktop {
             _stand_ins: stand_ins,
             _bus_daemon: bus_daemon,
             _xvfb: xvfb,
-        };
-        let healthz = format!("{}/healthz", d.base());
+        }
+    }
+
+    /// Waits until the app answers `/healthz` on its port.
+    fn wait_healthy(&mut self) {
+        let healthz = format!("{}/healthz", self.base());
         let mut exited = None;
+        let (app, http) = (&mut self.app, &self.http);
         tokio::task::block_in_place(|| {
             poll("/healthz", START_DEADLINE, || {
-                if let Some(status) = d.app.0.try_wait().unwrap() {
+                if let Some(status) = app.0.try_wait().unwrap() {
                     exited = Some(status);
                     return Some(());
                 }
                 let ok = tokio::runtime::Handle::current()
-                    .block_on(d.http.get(&healthz).send())
+                    .block_on(http.get(&healthz).send())
                     .is_ok_and(|r| r.status().is_success());
                 ok.then_some(())
             })
@@ -394,9 +433,47 @@ impl Desktop {
         assert!(
             exited.is_none(),
             "the app exited early: {exited:?}\n{}",
-            d.logs()
+            self.logs()
         );
-        d
+    }
+
+    /// A window named `name` (a dialog), once one is mapped.
+    fn window_named(&self, name: &str) -> String {
+        tokio::task::block_in_place(|| {
+            poll(&format!("a window named {name}"), START_DEADLINE, || {
+                let o = Command::new("xdotool")
+                    .args(["search", "--onlyvisible", "--name", &format!("^{name}$")])
+                    .env("DISPLAY", &self.display)
+                    .output()
+                    .expect("xdotool is required (scripts/deps.sh installs it)");
+                String::from_utf8_lossy(&o.stdout)
+                    .split_whitespace()
+                    .next()
+                    .map(str::to_owned)
+            })
+        })
+    }
+
+    /// Presses `key` in window `id`, as a user would (focus, then a real key event).
+    fn press(&self, id: &str, key: &str) {
+        for args in [vec!["windowfocus", "--sync", id], vec!["key", key]] {
+            let o = Command::new("xdotool")
+                .args(&args)
+                .env("DISPLAY", &self.display)
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "xdotool {args:?}: {o:?}");
+        }
+    }
+
+    /// The app's exit, once it exits.
+    fn exit_status(&mut self) -> std::process::ExitStatus {
+        let app = &mut self.app;
+        tokio::task::block_in_place(|| {
+            poll("the app to exit", STEP_DEADLINE, || {
+                app.0.try_wait().unwrap()
+            })
+        })
     }
 
     /// `metaclaw ARGS` in this desktop session.
@@ -893,10 +970,10 @@ async fn wechat_login_from_the_tray_shows_the_qr_code_in_the_window() {
         fake.base_url_openai()
     );
     let mut wechat = None;
-    let d = Desktop::start_with(&config, None, &["--hidden"], |user| {
-        let bin = user.join("bin");
+    let d = Desktop::start_with(&config, None, &["--hidden"], |s| {
+        let bin = s.user_home.join("bin");
         std::fs::create_dir_all(&bin).unwrap();
-        let wx = FakeWechat::new(&bin, user).unwrap();
+        let wx = FakeWechat::new(&bin, s.user_home).unwrap();
         wx.install_plugin().unwrap();
         wechat = Some(wx);
     })
@@ -950,4 +1027,184 @@ async fn wechat_login_from_the_tray_shows_the_qr_code_in_the_window() {
         wx.calls()
     );
     d.quit(&menu);
+}
+
+/// `metaclaw start --daemon` in the session, as install.sh starts it without a display;
+/// returns the daemon's PID.
+fn start_daemon_in(s: &Session) -> u32 {
+    let o = s.command(&["start", "--daemon"]).output().unwrap();
+    assert!(o.status.success(), "{o:?}");
+    std::fs::read_to_string(s.home.join("run/metaclaw.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// Whether `pid` is a running process (not gone, not a zombie).
+fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            let (_, rest) = stat.rsplit_once(") ")?;
+            Some(!rest.starts_with('Z') && !rest.starts_with('X'))
+        })
+        .unwrap_or(false)
+}
+
+async fn a_running_daemon_is_taken_over(args: &[&str]) {
+    let mut daemon = 0;
+    let started = Instant::now();
+    let mut d = Desktop::launch("proxy:\n  port: {port}\n", None, args, |s| {
+        daemon = start_daemon_in(s);
+    })
+    .await;
+    d.wait_healthy();
+    let menu = d.menu();
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(20), "took {took:?}");
+    // The engine on the daemon's port is the app's own now; the daemon is gone.
+    let status = d.admin_until("/api/status", "the app's engine to answer", |v| {
+        v["pid"] == d.app.0.id()
+    });
+    assert_eq!(status["listen"], format!("127.0.0.1:{}", d.port));
+    assert!(!running(daemon), "the daemon (PID {daemon}) still runs");
+    let (summary, body) = tokio::task::block_in_place(|| {
+        poll("the take-over notification", STEP_DEADLINE, || {
+            d.notes
+                .lock()
+                .unwrap()
+                .iter()
+                .find(|(s, _)| s == "MetaClaw moved into the tray")
+                .cloned()
+        })
+    });
+    assert!(body.contains(&format!("PID {daemon}")), "{summary}: {body}");
+    // `start --daemon` while the app runs: already running, exit 0, as status says.
+    let again = d.command(&["start", "--daemon"]).output().unwrap();
+    assert!(again.status.success(), "{again:?}");
+    let said = String::from_utf8_lossy(&again.stdout);
+    assert!(
+        said.contains(&format!(
+            "MetaClaw is already running (the desktop app, PID {}, http://127.0.0.1:{})",
+            d.app.0.id(),
+            d.port
+        )),
+        "{said}"
+    );
+    if args.contains(&"--hidden") {
+        assert!(d.visible_windows().is_empty(), "--hidden opened a window");
+    } else {
+        tokio::task::block_in_place(|| {
+            poll("the window to show", STEP_DEADLINE, || {
+                d.visible_windows().into_iter().next()
+            })
+        });
+    }
+    d.quit(&menu);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_running_daemon_is_taken_over_by_the_app() {
+    a_running_daemon_is_taken_over(&[]).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_running_daemon_is_taken_over_by_the_app_started_hidden() {
+    a_running_daemon_is_taken_over(&["--hidden"]).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_port_held_by_another_program_is_told_and_the_app_exits_once_the_user_closes_it() {
+    let mut held = None;
+    let mut d = Desktop::launch("proxy:\n  port: {port}\n", None, &["--hidden"], |s| {
+        held = Some(std::net::TcpListener::bind(("127.0.0.1", s.port)).unwrap());
+    })
+    .await;
+    // Hidden in the tray: a notification names the port and who holds it (this test).
+    let (_, body) = tokio::task::block_in_place(|| {
+        poll("the notification", STEP_DEADLINE, || {
+            d.notes
+                .lock()
+                .unwrap()
+                .iter()
+                .find(|(s, _)| s == "MetaClaw cannot start")
+                .cloned()
+        })
+    });
+    assert!(
+        body.contains(&format!("Port {} is already in use", d.port)),
+        "{body}"
+    );
+    assert!(
+        body.contains(&format!("(PID {})", std::process::id())),
+        "{body}"
+    );
+    assert!(body.contains("desktop_smoke"), "{body}");
+    // And the dialog, which the app waits on.
+    let dialog = d.window_named("MetaClaw cannot start");
+    assert!(
+        d.app.0.try_wait().unwrap().is_none(),
+        "exited before the user closed the dialog"
+    );
+    d.press(&dialog, "Escape");
+    let status = d.exit_status();
+    assert_eq!(status.code(), Some(1), "{}", d.logs());
+    assert!(d.logs().contains("already in use"), "{}", d.logs());
+    drop(held);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn another_port_chosen_in_the_dialog_is_used_and_kept() {
+    let mut held = None;
+    let mut d = Desktop::launch("proxy:\n  port: {port}\n", None, &[], |s| {
+        held = Some(std::net::TcpListener::bind(("127.0.0.1", s.port)).unwrap());
+    })
+    .await;
+    let busy = d.port;
+    let dialog = d.window_named("MetaClaw cannot start");
+    // Enter: the default button, "Use port N".
+    d.press(&dialog, "Return");
+    let written = tokio::task::block_in_place(|| {
+        poll("the new port in the config", STEP_DEADLINE, || {
+            let text = std::fs::read_to_string(d.config()).ok()?;
+            let port: u16 = text
+                .lines()
+                .find_map(|l| l.trim().strip_prefix("port:"))?
+                .trim()
+                .parse()
+                .ok()?;
+            (port != busy).then_some(port)
+        })
+    });
+    assert!(written > busy, "{written}");
+    d.port = written;
+    d.wait_healthy();
+    let menu = d.menu();
+    menu.layout(&format!("MetaClaw — serving on 127.0.0.1:{written}"));
+    d.quit(&menu);
+    drop(held);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_config_that_cannot_be_read_is_told_with_the_file_to_fix() {
+    let mut d = Desktop::launch("proxy:\n  port: [{port}\n", None, &["--hidden"], |_| {}).await;
+    let (_, body) = tokio::task::block_in_place(|| {
+        poll("the notification", STEP_DEADLINE, || {
+            d.notes
+                .lock()
+                .unwrap()
+                .iter()
+                .find(|(s, _)| s == "MetaClaw cannot start")
+                .cloned()
+        })
+    });
+    assert!(
+        body.starts_with("MetaClaw's settings cannot be read."),
+        "{body}"
+    );
+    assert!(body.contains(&d.config().display().to_string()), "{body}");
+    let dialog = d.window_named("MetaClaw cannot start");
+    d.press(&dialog, "Escape");
+    assert_eq!(d.exit_status().code(), Some(1), "{}", d.logs());
 }

@@ -78,6 +78,11 @@ impl Paths {
 
     /// Creates the home and its directories; the home (and so everything in it) is private to
     /// the user.
+    /// The desktop app's one-instance socket: it exists while the app runs.
+    pub fn desktop_socket(&self) -> PathBuf {
+        self.run.join("desktop.sock")
+    }
+
     pub fn ensure_dirs(&self) -> Result<(), PathsError> {
         for dir in [&self.home, &self.skills, &self.logs, &self.run] {
             fs::create_dir_all(dir).map_err(|source| PathsError::Create {

@@ -18,10 +18,24 @@ pub fn spawn(paths: &Paths, args: &StartArgs) -> Outcome {
     if let Some(info) = RunInfo::read(paths)?
         && info.is_alive()
     {
-        return Err(Failure::error(format!(
-            "MetaClaw is already running (PID {}); `metaclaw stop` first",
+        // Already running is what was asked for: said as status says it, exit 0.
+        let host = if paths.desktop_socket().exists() {
+            "the desktop app, "
+        } else {
+            ""
+        };
+        let port = info
+            .port
+            .map(|p| format!(", http://127.0.0.1:{p}"))
+            .unwrap_or_default();
+        output::line(format!(
+            "MetaClaw is already running ({host}PID {}{port}); nothing to start.",
             info.pid
-        )));
+        ));
+        if args.wechat_relogin {
+            super::wechat_login::login_on_running(paths)?;
+        }
+        return Ok(());
     }
     paths.ensure_dirs()?;
     let log = args

@@ -3,7 +3,7 @@
 use std::time::{Duration, Instant};
 
 use metaclaw_engine::paths::Paths;
-use metaclaw_engine::runfiles::RunInfo;
+use metaclaw_engine::runfiles::pid_alive;
 
 use crate::admin_client::AdminClient;
 use crate::exit::{Failure, Outcome};
@@ -12,6 +12,14 @@ use crate::output;
 const GRACE: Duration = Duration::from_secs(20);
 
 pub fn run(paths: &Paths) -> Outcome {
+    let pid = stop_engine(paths)?;
+    output::line(format!("MetaClaw stopped (PID {pid})."));
+    Ok(())
+}
+
+/// Asks the running engine to shut down and waits until its process is gone (its run files
+/// are cleared a moment before it exits, its instance lock only at exit). Returns its PID.
+pub fn stop_engine(paths: &Paths) -> Result<u32, Failure> {
     let client = AdminClient::connect(paths)?;
     let pid = client.pid;
     let runtime = crate::admin_client::runtime()?;
@@ -22,7 +30,7 @@ pub fn run(paths: &Paths) -> Outcome {
         )));
     }
     let deadline = Instant::now() + GRACE;
-    while RunInfo::read(paths)?.is_some_and(|i| i.pid == pid && i.is_alive()) {
+    while pid_alive(pid) {
         if Instant::now() >= deadline {
             return Err(Failure::error(format!(
                 "MetaClaw (PID {pid}) is still running after {} s",
@@ -32,6 +40,5 @@ pub fn run(paths: &Paths) -> Outcome {
         // Waiting for another process to exit: nothing to await but its absence.
         std::thread::sleep(Duration::from_millis(50));
     }
-    output::line(format!("MetaClaw stopped (PID {pid})."));
-    Ok(())
+    Ok(pid)
 }

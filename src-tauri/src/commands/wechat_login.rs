@@ -64,6 +64,14 @@ pub fn follow_daemon(paths: &Paths) -> Result<(), Failure> {
     })
 }
 
+/// `start --daemon --wechat-relogin` with MetaClaw already running: asks it for the login and
+/// follows it as for a daemon just started.
+pub fn login_on_running(paths: &Paths) -> Result<(), Failure> {
+    let client = AdminClient::connect(paths)?;
+    admin_client::runtime()?.block_on(client.post("/api/wechat/login"))?;
+    follow_daemon(paths)
+}
+
 /// What was printed already, so each line and QR code shows once.
 #[derive(Default)]
 struct Shown {

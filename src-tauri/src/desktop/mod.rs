@@ -2,12 +2,17 @@
 //! learning lines, Pause/Resume, Train now, Mode, Open dashboard, Settings, Start at login,
 //! Quit) and a window that loads the engine's UI. Closing the window keeps the app in the
 //! tray; Quit stops the engine the way `metaclaw stop` does and exits once it has drained.
-//! One app at a time: a second launch shows the first one's window and exits.
+//! One app at a time: a second launch shows the first one's window and exits. An engine
+//! already running for the same home (a daemon) is taken over (`takeover.rs`); an engine that
+//! cannot start is explained in a dialog (`failure.rs`), never only on stderr.
 
+mod failure;
 mod host;
 pub mod menu;
 mod notify;
+mod port_holder;
 mod single;
+mod takeover;
 mod train;
 mod tray;
 
@@ -22,6 +27,7 @@ use tauri::{AppHandle, Manager, RunEvent, WebviewUrl, WebviewWindowBuilder, Wind
 
 use crate::exit::{Failure, Outcome};
 use host::Host;
+use takeover::TakenOver;
 
 const WINDOW_LABEL: &str = "main";
 /// What start at login runs: the app, in the tray only.
@@ -80,15 +86,55 @@ pub fn run(paths: Paths, overrides: Overrides, hidden: bool, wechat_relogin: boo
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    let options = StartOptions {
+    let mut options = StartOptions {
         overrides,
         events: Events::new(),
         wechat_relogin,
         ..StartOptions::default()
     };
-    let (host, engine) = runtime
-        .block_on(Host::start(paths.clone(), &options))
-        .map_err(Failure::error)?;
+    let taken = match takeover::take_over(&paths) {
+        Ok(taken) => taken,
+        Err(f) => {
+            let problem = failure::Problem::running_engine(&f.message);
+            return explain_and_exit(&runtime, &problem, hidden, f);
+        }
+    };
+    if let Some(TakenOver {
+        port: Some(port), ..
+    }) = taken
+        && options.overrides.port.is_none()
+    {
+        options.overrides.port = Some(port);
+    }
+    let (host, engine) = loop {
+        match runtime.block_on(Host::start(paths.clone(), &options)) {
+            Ok(started) => break started,
+            Err(e) => {
+                tracing::error!("{e}");
+                let problem = failure::Problem::of(&e, &paths);
+                if hidden {
+                    runtime.block_on(notify::tell(failure::TITLE, problem.note()));
+                }
+                match failure::ask(&problem) {
+                    failure::Choice::UsePort(port) => {
+                        use_port(&paths, &mut options, port)?;
+                        tracing::info!(port, "starting on the port chosen in the dialog");
+                    }
+                    failure::Choice::Quit => return Err(Failure::error(e)),
+                }
+            }
+        }
+    };
+    if let Some(t) = taken {
+        let port = engine.addr().port();
+        runtime.block_on(notify::tell(
+            "MetaClaw moved into the tray",
+            format!(
+                "The MetaClaw started from a terminal (PID {}) was stopped; this app serves on port {port} now.",
+                t.pid
+            ),
+        ));
+    }
     let first_screen = if hidden {
         None
     } else if runtime.block_on(configured(paths)) {
@@ -173,6 +219,32 @@ pub fn run(paths: Paths, overrides: Overrides, hidden: bool, wechat_relogin: boo
             "the desktop app ended before the engine stopped",
         )),
     }
+}
+
+/// A problem found before the engine could even be tried: told, then the app exits.
+fn explain_and_exit(
+    runtime: &tokio::runtime::Runtime,
+    problem: &failure::Problem,
+    hidden: bool,
+    f: Failure,
+) -> Outcome {
+    if hidden {
+        runtime.block_on(notify::tell(failure::TITLE, problem.note()));
+    }
+    failure::ask(problem);
+    Err(f)
+}
+
+/// The port chosen in the dialog: this run listens there, and the config keeps it (unless
+/// `--port` chose the busy one, which stays this run's own business).
+fn use_port(paths: &Paths, options: &mut StartOptions, port: u16) -> Result<(), Failure> {
+    if options.overrides.port.is_none() {
+        let store = SecretStore::open(paths).map_err(Failure::error)?;
+        metaclaw_engine::config::set(paths, "proxy.port", &port.to_string(), &store)
+            .map_err(Failure::error)?;
+    }
+    options.overrides.port = Some(port);
+    Ok(())
 }
 
 /// Whether setup has been done (a provider is configured); the first run opens setup.

@@ -119,6 +119,15 @@ pub fn follow(events: &Events) {
 
 /// Says that MetaClaw stopped on an error (a restart that could not start again), before the
 /// app exits: with no window open, the tray icon would otherwise just vanish.
+/// Tells `summary` and `body` now (start-up problems, the take-over of a running engine).
+pub async fn tell(summary: &str, body: String) {
+    let note = Note {
+        summary: summary.to_owned(),
+        body,
+    };
+    let _ = tokio::task::spawn_blocking(move || show(&note)).await;
+}
+
 pub async fn stopped(error: String) {
     let note = Note {
         summary: "MetaClaw stopped".into(),

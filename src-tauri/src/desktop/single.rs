@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use metaclaw_engine::paths::Paths;
 
-const SOCKET: &str = "desktop.sock";
 const SHOW: &str = "show";
 const SHOWN: &str = "shown";
 /// The running app answers from its event loop; a hung one must not hang the second launch.
@@ -34,7 +33,7 @@ impl Drop for Listener {
 }
 
 pub fn socket_path(paths: &Paths) -> PathBuf {
-    paths.run.join(SOCKET)
+    paths.desktop_socket()
 }
 
 /// Becomes the one instance, or has the running one show its window.

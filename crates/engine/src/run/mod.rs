@@ -47,6 +47,9 @@ pub enum EngineError {
     Recorder(String),
     #[error("{0}")]
     Bind(String),
+    /// The proxy's port is held by another program (the desktop app offers another port).
+    #[error("{message}")]
+    PortBusy { port: u16, message: String },
     #[error("internal task failed: {0}")]
     Task(String),
 }

@@ -70,10 +70,18 @@ pub(super) async fn build(
     metaclaw_proxy::check_bind(&state).map_err(EngineError::Bind)?;
     let bind = state.config.bind;
     let listener = TcpListener::bind(bind).await.map_err(|e| {
-        EngineError::Bind(format!(
+        let message = format!(
             "cannot listen on {bind}: {e} (is another program using port {}? choose another with --port or `metaclaw config set proxy.port N`)",
             bind.port()
-        ))
+        );
+        if e.kind() == std::io::ErrorKind::AddrInUse {
+            EngineError::PortBusy {
+                port: bind.port(),
+                message,
+            }
+        } else {
+            EngineError::Bind(message)
+        }
     })?;
     let addr = listener
         .local_addr()
