@@ -42,9 +42,10 @@ pub fn run_in(dir: &Path, args: &[&str]) -> Result<String, TeamError> {
     if out.status.success() {
         return Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned());
     }
+    // git may repeat the remote's URL, with a password the user put in it: never shown.
     Err(TeamError::Git {
         command: args.first().copied().unwrap_or_default().to_owned(),
-        message: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+        message: super::without_userinfo(String::from_utf8_lossy(&out.stderr).trim()),
     })
 }
 

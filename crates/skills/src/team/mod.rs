@@ -65,14 +65,32 @@ impl Team {
     /// The remote as it may be shown, logged and written into skills: without the user and
     /// password an HTTPS URL may carry (`https://user:token@host/…` → `https://host/…`).
     pub fn shown_remote(&self) -> String {
-        match self.remote.split_once("://") {
-            Some((scheme, rest)) => match rest.split_once('@') {
-                Some((userinfo, host)) if !userinfo.contains('/') => format!("{scheme}://{host}"),
-                _ => self.remote.clone(),
-            },
-            None => self.remote.clone(),
-        }
+        without_userinfo(&self.remote)
     }
+}
+
+/// `text` with every URL's user and password taken out (`https://user:token@host/…` →
+/// `https://host/…`): for the remote, and for what `git` says about it, which can repeat it.
+pub fn without_userinfo(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("://") {
+        let (head, tail) = rest.split_at(i + 3);
+        out.push_str(head);
+        // The authority runs to the first slash, space or quote.
+        let end = tail
+            .find(|c: char| c == '/' || c.is_whitespace() || c == '\'' || c == '"')
+            .unwrap_or(tail.len());
+        let authority = &tail[..end];
+        out.push_str(
+            authority
+                .rfind('@')
+                .map_or(authority, |at| &authority[at + 1..]),
+        );
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// What one sync did.
@@ -444,4 +462,48 @@ fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn user_and_password_are_taken_out_of_every_url() {
+        assert_eq!(
+            without_userinfo("https://ann:s3cret@git.example.com/team/skills.git"),
+            "https://git.example.com/team/skills.git"
+        );
+        assert_eq!(
+            without_userinfo(
+                "fatal: unable to access 'https://ann:s3cret@host:8443/x.git/': refused; see http://tok@h"
+            ),
+            "fatal: unable to access 'https://host:8443/x.git/': refused; see http://h"
+        );
+        // No URL, no password to take out.
+        assert_eq!(without_userinfo("/srv/team.git"), "/srv/team.git");
+        assert_eq!(
+            without_userinfo("git@github.com:team/skills.git"),
+            "git@github.com:team/skills.git"
+        );
+        assert_eq!(without_userinfo("ssh://git@host/x.git"), "ssh://host/x.git");
+    }
+
+    #[test]
+    fn a_failing_git_never_repeats_the_password() {
+        let dir = tempfile::tempdir().unwrap();
+        git::run_in(dir.path(), &["init", "-q"]).unwrap();
+        // git repeats the argument it could not use, as it may repeat a remote's URL.
+        let url = "https://ann:s3cret-77@127.0.0.1:1/team.git";
+        let e = git::run_in(dir.path(), &["checkout", url])
+            .map(|_| ())
+            .unwrap_err();
+        let shown = e.to_string();
+        assert!(
+            shown.contains("'https://127.0.0.1:1/team.git' did not match"),
+            "{shown}"
+        );
+        assert!(!shown.contains("s3cret-77"), "{shown}");
+    }
 }
