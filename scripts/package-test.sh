@@ -51,8 +51,9 @@ port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0));
   grep -q '^MetaClaw: not running' <<<"$status" || fail "still running after stop: $status"
 )
 
-# The desktop app from the installed path: tray, window, start at login, Quit.
-METACLAW_BIN=/usr/bin/metaclaw cargo test --locked -p metaclaw-e2e --test desktop_smoke
+# The desktop app from the installed path: tray, window, start at login, Quit. `--workspace`,
+# not `-p`: the same feature resolution as the test run before, so nothing is built again.
+METACLAW_BIN=/usr/bin/metaclaw cargo test --workspace --locked --test desktop_smoke
 
 removed=$("${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get remove -y metaclaw 2>&1)
 echo "$removed" | grep -q "metaclaw uninstall" || fail "removal did not say how to remove the user's data: $removed"

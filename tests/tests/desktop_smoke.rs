@@ -454,6 +454,24 @@ impl Desktop {
         })
     }
 
+    /// The body of the notification titled `summary`, once one was shown.
+    fn note(&self, summary: &str) -> String {
+        tokio::task::block_in_place(|| {
+            poll(
+                &format!("the notification `{summary}`"),
+                STEP_DEADLINE,
+                || {
+                    self.notes
+                        .lock()
+                        .unwrap()
+                        .iter()
+                        .find(|(s, _)| s == summary)
+                        .map(|(_, body)| body.clone())
+                },
+            )
+        })
+    }
+
     /// Presses `key` in window `id`, as a user would (focus, then a real key event).
     fn press(&self, id: &str, key: &str) {
         for args in [vec!["windowfocus", "--sync", id], vec!["key", key]] {
@@ -990,12 +1008,7 @@ async fn wechat_login_from_the_tray_shows_the_qr_code_in_the_window() {
     });
     assert_eq!(waiting["qr"]["url"], LINK);
     menu.layout("Scan the QR code with WeChat on your phone");
-    let (summary, body) = tokio::task::block_in_place(|| {
-        poll("the notification", STEP_DEADLINE, || {
-            d.notes.lock().unwrap().first().cloned()
-        })
-    });
-    assert_eq!(summary, "Scan the QR code with WeChat");
+    let body = d.note("Scan the QR code with WeChat");
     assert!(body.contains("dashboard"), "{body}");
     // The window opened on the dashboard, and the QR code in it reads back as the link.
     let window = tokio::task::block_in_place(|| {
@@ -1069,17 +1082,8 @@ async fn a_running_daemon_is_taken_over(args: &[&str]) {
     });
     assert_eq!(status["listen"], format!("127.0.0.1:{}", d.port));
     assert!(!running(daemon), "the daemon (PID {daemon}) still runs");
-    let (summary, body) = tokio::task::block_in_place(|| {
-        poll("the take-over notification", STEP_DEADLINE, || {
-            d.notes
-                .lock()
-                .unwrap()
-                .iter()
-                .find(|(s, _)| s == "MetaClaw moved into the tray")
-                .cloned()
-        })
-    });
-    assert!(body.contains(&format!("PID {daemon}")), "{summary}: {body}");
+    let body = d.note("MetaClaw moved into the tray");
+    assert!(body.contains(&format!("PID {daemon}")), "{body}");
     // `start --daemon` while the app runs: already running, exit 0, as status says.
     let again = d.command(&["start", "--daemon"]).output().unwrap();
     assert!(again.status.success(), "{again:?}");
@@ -1122,16 +1126,7 @@ async fn a_port_held_by_another_program_is_told_and_the_app_exits_once_the_user_
     })
     .await;
     // Hidden in the tray: a notification names the port and who holds it (this test).
-    let (_, body) = tokio::task::block_in_place(|| {
-        poll("the notification", STEP_DEADLINE, || {
-            d.notes
-                .lock()
-                .unwrap()
-                .iter()
-                .find(|(s, _)| s == "MetaClaw cannot start")
-                .cloned()
-        })
-    });
+    let body = d.note("MetaClaw cannot start");
     assert!(
         body.contains(&format!("Port {} is already in use", d.port)),
         "{body}"
@@ -1189,16 +1184,7 @@ async fn another_port_chosen_in_the_dialog_is_used_and_kept() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_config_that_cannot_be_read_is_told_with_the_file_to_fix() {
     let mut d = Desktop::launch("proxy:\n  port: [{port}\n", None, &["--hidden"], |_| {}).await;
-    let (_, body) = tokio::task::block_in_place(|| {
-        poll("the notification", STEP_DEADLINE, || {
-            d.notes
-                .lock()
-                .unwrap()
-                .iter()
-                .find(|(s, _)| s == "MetaClaw cannot start")
-                .cloned()
-        })
-    });
+    let body = d.note("MetaClaw cannot start");
     assert!(
         body.starts_with("MetaClaw's settings cannot be read."),
         "{body}"

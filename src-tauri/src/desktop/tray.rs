@@ -191,7 +191,7 @@ fn host_view(app: &AppHandle, live: &Live, agents: Vec<String>) -> HostView {
 
 /// The WeChat line while the channel is on for OpenClaw (enabled, installed or busy).
 fn wechat_line(live: &Live) -> Option<String> {
-    if !live.wechat.available() {
+    if !live.wechat.supported() {
         return None;
     }
     let (state, line) = live.wechat.summary();

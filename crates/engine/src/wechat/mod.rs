@@ -141,7 +141,8 @@ impl Wechat {
         }
     }
 
-    fn supported(&self) -> bool {
+    /// Whether this engine's agent can have the channel at all (OpenClaw).
+    pub fn supported(&self) -> bool {
         self.shared.agent == ClawType::Openclaw.name()
     }
 
@@ -165,7 +166,8 @@ impl Wechat {
             return;
         }
         if self.shared.enabled && !plugin_installed() {
-            self.begin(tasks, Job::Install);
+            // Nothing runs yet at start.
+            let _ = self.begin(tasks, Job::Install);
         }
     }
 
@@ -182,23 +184,19 @@ impl Wechat {
         } else {
             return Err(WechatError::NotInstalled);
         };
-        if self.is_running() {
+        if !self.begin(tasks, job) {
             return Err(WechatError::Busy);
         }
-        self.begin(tasks, job);
         Ok(self.view())
     }
 
-    fn is_running(&self) -> bool {
-        self.lock().running
-    }
-
-    /// Marks the job running (so a second ask is refused at once) and spawns it.
-    fn begin(&self, tasks: &Supervisor, job: Job) {
+    /// Marks the job running (so a second ask is refused at once) and spawns it; `false`
+    /// when one runs already.
+    fn begin(&self, tasks: &Supervisor, job: Job) -> bool {
         {
             let mut p = self.lock();
             if p.running {
-                return;
+                return false;
             }
             *p = Progress {
                 job: Some(job),
@@ -214,6 +212,7 @@ impl Wechat {
             Job::Login => "wechat login",
         };
         tasks.spawn(name, async move { job::run(me, job, stop).await });
+        true
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Progress> {
@@ -270,11 +269,6 @@ impl Wechat {
     pub fn summary(&self) -> (State, String) {
         let installed = self.supported() && plugin_installed();
         self.said(&self.lock(), installed)
-    }
-
-    /// Whether this engine's agent can have the channel at all (OpenClaw).
-    pub fn available(&self) -> bool {
-        self.supported()
     }
 
     fn said(&self, p: &Progress, installed: bool) -> (State, String) {
