@@ -1194,3 +1194,20 @@ async fn a_config_that_cannot_be_read_is_told_with_the_file_to_fix() {
     d.press(&dialog, "Escape");
     assert_eq!(d.exit_status().code(), Some(1), "{}", d.logs());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_home_that_cannot_be_written_is_told() {
+    // `run/` is a file: MetaClaw cannot make its folder there, whoever runs it.
+    let mut d = Desktop::launch("proxy:\n  port: {port}\n", None, &["--hidden"], |s| {
+        std::fs::write(s.home.join("run"), "not a folder").unwrap();
+    })
+    .await;
+    let body = d.note("MetaClaw cannot start");
+    assert!(
+        body.starts_with("MetaClaw's folder cannot be written."),
+        "{body}"
+    );
+    let dialog = d.window_named("MetaClaw cannot start");
+    d.press(&dialog, "Escape");
+    assert_eq!(d.exit_status().code(), Some(1), "{}", d.logs());
+}

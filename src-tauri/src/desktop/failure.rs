@@ -86,6 +86,18 @@ impl Problem {
         }
     }
 
+    /// MetaClaw's own folder cannot be made or written.
+    pub fn no_home(why: &str, paths: &Paths) -> Problem {
+        Problem {
+            text: "MetaClaw's folder cannot be written".into(),
+            detail: format!(
+                "{why}\n\nCheck that {} is yours and writable and that the disk has room (or set METACLAW_HOME to another folder), then start MetaClaw again.",
+                paths.home.display()
+            ),
+            offer_port: None,
+        }
+    }
+
     /// Another engine runs for this home and could not be stopped.
     pub fn running_engine(why: &str) -> Problem {
         Problem {

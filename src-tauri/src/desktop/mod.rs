@@ -64,7 +64,13 @@ impl Screen {
 /// Runs the engine and the desktop shell until Quit, a signal or `metaclaw stop`. `hidden`
 /// starts in the tray with no window; `wechat_relogin` runs the WeChat login at start.
 pub fn run(paths: Paths, overrides: Overrides, hidden: bool, wechat_relogin: bool) -> Outcome {
-    paths.ensure_dirs()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    if let Err(e) = paths.ensure_dirs() {
+        let problem = failure::Problem::no_home(&e.to_string(), &paths);
+        return explain_and_exit(&runtime, &problem, hidden, Failure::error(e));
+    }
     let listener = match single::claim(&paths) {
         Ok(single::Claim::First(listener)) => Some(listener),
         Ok(single::Claim::Shown) => {
@@ -83,9 +89,6 @@ pub fn run(paths: Paths, overrides: Overrides, hidden: bool, wechat_relogin: boo
             None
         }
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
     let mut options = StartOptions {
         overrides,
         events: Events::new(),
