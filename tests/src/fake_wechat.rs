@@ -57,8 +57,9 @@ impl FakeWechat {
         std::fs::write(
             &path,
             format!(
-                "#!/bin/sh\necho \"{name} $*\" >> '{}'\n{body}",
-                self.bin.join("calls.log").display()
+                "#!/bin/sh\necho \"{name} $*\" >> '{}'\nenv | grep '^METACLAW_' | cut -d= -f1 >> '{}'\n{body}",
+                self.bin.join("calls.log").display(),
+                self.bin.join("env.log").display()
             ),
         )?;
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
@@ -100,6 +101,13 @@ impl FakeWechat {
 
     pub fn plugin_dir(&self) -> &Path {
         &self.plugin
+    }
+
+    /// The names of MetaClaw's variables (`METACLAW_…`) the fakes were started with.
+    pub fn metaclaw_variables_seen(&self) -> Vec<String> {
+        std::fs::read_to_string(self.bin.join("env.log"))
+            .map(|t| t.lines().map(str::to_owned).collect())
+            .unwrap_or_default()
     }
 
     /// Every call so far, `PROGRAM ARGS` one per entry.

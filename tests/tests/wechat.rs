@@ -204,6 +204,9 @@ async fn install_at_start_shows_the_qr_code_restarts_the_gateway_and_connects() 
             .any(|c| c == "openclaw gateway restart"),
         "the gateway restarts after the install: {calls:?}"
     );
+    // The daemon runs with METACLAW_PROXY_API_KEY set (as a headless user sets it): the
+    // installer, code from npm, never sees it.
+    assert_eq!(w.wx.metaclaw_variables_seen(), Vec::<String>::new());
     let logs = w.logs();
     assert!(logs.contains("WeChat: Connected to WeChat."), "{logs}");
     assert!(logs.contains("WeChat: Waiting for the scan"), "{logs}");

@@ -40,7 +40,9 @@ impl Runner for SystemRunner {
         let Some((program, args)) = argv.split_first() else {
             return Err(std::io::Error::other("empty command"));
         };
-        let mut child = Command::new(program)
+        let mut command = Command::new(program);
+        without_metaclaw_variables(&mut command);
+        let mut child = command
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -66,6 +68,16 @@ impl Runner for SystemRunner {
             stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
             timed_out,
         })
+    }
+}
+
+/// Removes MetaClaw's own variables (`METACLAW_…`, some of which hold keys) from what a
+/// program MetaClaw starts inherits: agents and their tools never need them.
+pub fn without_metaclaw_variables(command: &mut Command) {
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("METACLAW_") {
+            command.env_remove(name);
+        }
     }
 }
 

@@ -68,7 +68,11 @@ async fn attempt(wechat: &Wechat, job: Job, stop: CancellationToken) -> Result<(
     };
     let command = argv.join(" ");
     tracing::info!(%command, "WeChat: running");
-    let mut child = Command::new(&found)
+    // The installer is code fetched from npm: it gets none of MetaClaw's own variables, which
+    // can hold keys (`METACLAW_LLM_API_KEY`, `METACLAW_PROXY_API_KEY`).
+    let mut std_command = std::process::Command::new(&found);
+    metaclaw_claws::env::without_metaclaw_variables(&mut std_command);
+    let mut child = Command::from(std_command)
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
