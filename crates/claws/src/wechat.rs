@@ -6,8 +6,6 @@
 //! from its own install records, so the Python version's `plugins.allow`/`plugins.load.paths`
 //! patching is not needed.
 
-use std::path::PathBuf;
-
 use serde_json::Value;
 
 use crate::adapters::openclaw_config_file;
@@ -18,33 +16,48 @@ use crate::env::Env;
 pub const PLUGIN_ID: &str = "openclaw-weixin";
 /// The installer the plugin's README and the earlier MetaClaw run (through `npx`).
 pub const INSTALLER: &str = "@tencent-weixin/openclaw-weixin-cli@latest";
+/// The plugin's npm package.
+const PLUGIN_PACKAGE: &str = "@tencent-weixin/openclaw-weixin";
+/// How OpenClaw names the plugin's npm project folder (then `-<hash>`).
+const NPM_PROJECT: &str = "tencent-weixin-openclaw-weixin-";
 
-/// Whether OpenClaw has the plugin: an install record or entry in its config (OpenClaw 2026.9
-/// keeps npm plugins under `npm/projects/`), or the older `extensions/openclaw-weixin/` layout.
+/// Whether OpenClaw has the plugin, by its files: OpenClaw 2026.9 installs npm plugins in
+/// `<state dir>/npm/projects/<package>-<hash>/`, older ones in `extensions/openclaw-weixin/`
+/// (or recorded them under `plugins.installs`). `plugins.entries.openclaw-weixin` does not
+/// count: `openclaw plugins uninstall` leaves it behind (as `enabled: false`).
 pub fn installed(env: &Env) -> bool {
     let config = openclaw_config_file(env);
+    let Some(state) = config.parent() else {
+        return false;
+    };
     let recorded = std::fs::read_to_string(&config)
         .ok()
         .and_then(|text| doc::open(Format::Json5, &text).ok())
         .is_some_and(|d| {
-            [
-                ["plugins", "installs", PLUGIN_ID],
-                ["plugins", "entries", PLUGIN_ID],
-            ]
-            .iter()
-            .any(|path| matches!(d.get(path), Some(Value::Object(_))))
+            matches!(
+                d.get(&["plugins", "installs", PLUGIN_ID]),
+                Some(Value::Object(_))
+            )
         });
-    recorded || extension_dir(env).is_some_and(|d| d.join("package.json").is_file())
-}
-
-/// `<state dir>/extensions/openclaw-weixin`, where OpenClaw before 2026.9 installed it.
-fn extension_dir(env: &Env) -> Option<PathBuf> {
-    Some(
-        openclaw_config_file(env)
-            .parent()?
+    let in_npm_projects = std::fs::read_dir(state.join("npm/projects"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(NPM_PROJECT))
+        .any(|e| {
+            e.path()
+                .join("node_modules")
+                .join(PLUGIN_PACKAGE)
+                .join("package.json")
+                .is_file()
+        });
+    recorded
+        || in_npm_projects
+        || state
             .join("extensions")
-            .join(PLUGIN_ID),
-    )
+            .join(PLUGIN_ID)
+            .join("package.json")
+            .is_file()
 }
 
 /// Installs the plugin and runs its first QR login (`npx` must be on PATH).
@@ -83,19 +96,35 @@ mod tests {
     }
 
     #[test]
-    fn installed_from_an_install_record_an_entry_or_the_old_layout() {
+    fn installed_by_its_files_not_by_an_entry_left_behind() {
         let dir = tempfile::tempdir().unwrap();
         let h = dir.path();
         let oc = h.join(".openclaw");
         std::fs::create_dir_all(&oc).unwrap();
         assert!(!installed(&env(h)));
-        // Other plugins, and a value that is not an object, do not count.
+        // What `openclaw plugins uninstall` leaves (OpenClaw 2026.9.6): the entry, disabled.
         std::fs::write(
             oc.join("openclaw.json"),
-            "{plugins: {installs: {other: {}}, entries: {'openclaw-weixin': false}}}",
+            "{plugins: {entries: {'openclaw-weixin': {enabled: false}}, installs: {other: {}}}}",
         )
         .unwrap();
         assert!(!installed(&env(h)));
+        // Where `openclaw plugins install` puts it (OpenClaw 2026.9.6).
+        let project = oc.join("npm/projects/tencent-weixin-openclaw-weixin-7783ac86ba");
+        std::fs::create_dir_all(project.join("node_modules/@tencent-weixin/openclaw-weixin"))
+            .unwrap();
+        assert!(
+            !installed(&env(h)),
+            "a project folder without the package is not it"
+        );
+        std::fs::write(
+            project.join("node_modules/@tencent-weixin/openclaw-weixin/package.json"),
+            "{}",
+        )
+        .unwrap();
+        assert!(installed(&env(h)));
+        std::fs::remove_dir_all(oc.join("npm")).unwrap();
+        // An older OpenClaw's install record, and its extensions folder.
         std::fs::write(
             oc.join("openclaw.json"),
             "// JSON5\n{plugins: {installs: {'openclaw-weixin': {source: 'npm'}}}}",
