@@ -598,18 +598,32 @@ impl Desktop {
             .collect()
     }
 
-    /// How many distinct colours a screenshot of window `id` has (a blank window has one).
-    fn colours(&self, id: &str) -> usize {
-        let shot = self.home.path().join("window.png");
+    /// The app's window, once one is shown.
+    fn shown_window(&self) -> String {
+        tokio::task::block_in_place(|| {
+            poll("the window to show", STEP_DEADLINE, || {
+                self.visible_windows().into_iter().next()
+            })
+        })
+    }
+
+    /// A screenshot of window `id` in `name` (in the home), when the window can be read.
+    fn screenshot(&self, id: &str, name: &str) -> Option<PathBuf> {
+        let shot = self.home.path().join(name);
         let o = Command::new("import")
             .args(["-window", id])
             .arg(&shot)
             .env("DISPLAY", &self.display)
             .output()
             .expect("ImageMagick's import is required (scripts/deps.sh installs it)");
-        if !o.status.success() {
+        o.status.success().then_some(shot)
+    }
+
+    /// How many distinct colours a screenshot of window `id` has (a blank window has one).
+    fn colours(&self, id: &str) -> usize {
+        let Some(shot) = self.screenshot(id, "window.png") else {
             return 0;
-        }
+        };
         let o = Command::new("identify")
             .args(["-format", "%k"])
             .arg(&shot)
@@ -623,16 +637,7 @@ impl Desktop {
 
     /// What the QR code in a screenshot of window `id` says, when zbarimg finds one.
     fn qr_text(&self, id: &str) -> Option<String> {
-        let shot = self.home.path().join("qr.png");
-        let o = Command::new("import")
-            .args(["-window", id])
-            .arg(&shot)
-            .env("DISPLAY", &self.display)
-            .output()
-            .expect("ImageMagick's import is required (scripts/deps.sh installs it)");
-        if !o.status.success() {
-            return None;
-        }
+        let shot = self.screenshot(id, "qr.png")?;
         let o = Command::new("zbarimg")
             .args(["--quiet", "--raw"])
             .arg(&shot)
@@ -800,11 +805,7 @@ async fn tray_menu_second_launch_start_at_login_pause_and_quit() {
     assert!(second.status.success(), "{second:?}\n{}", d.logs());
     let said = String::from_utf8_lossy(&second.stdout);
     assert!(said.contains("already running"), "{said}");
-    let window = tokio::task::block_in_place(|| {
-        poll("the window to show", STEP_DEADLINE, || {
-            d.visible_windows().into_iter().next()
-        })
-    });
+    let window = d.shown_window();
     let colours = tokio::task::block_in_place(|| {
         poll("the window to render", START_DEADLINE, || {
             let n = d.colours(&window);
@@ -851,11 +852,7 @@ async fn tray_menu_second_launch_start_at_login_pause_and_quit() {
 async fn the_first_launch_opens_setup_in_a_window_that_renders() {
     // As from the menu entry: `metaclaw`, no arguments, nothing set up yet.
     let d = Desktop::start("proxy:\n  port: {port}\n", None, &[]).await;
-    let window = tokio::task::block_in_place(|| {
-        poll("the window to show", STEP_DEADLINE, || {
-            d.visible_windows().into_iter().next()
-        })
-    });
+    let window = d.shown_window();
     assert!(
         d.logs().contains("opening the window on Setup"),
         "{}",
@@ -1011,11 +1008,7 @@ async fn wechat_login_from_the_tray_shows_the_qr_code_in_the_window() {
     let body = d.note("Scan the QR code with WeChat");
     assert!(body.contains("dashboard"), "{body}");
     // The window opened on the dashboard, and the QR code in it reads back as the link.
-    let window = tokio::task::block_in_place(|| {
-        poll("the window to show", STEP_DEADLINE, || {
-            d.visible_windows().into_iter().next()
-        })
-    });
+    let window = d.shown_window();
     let read = tokio::task::block_in_place(|| {
         poll("a readable QR code in the window", START_DEADLINE, || {
             d.qr_text(&window)
@@ -1099,11 +1092,7 @@ async fn a_running_daemon_is_taken_over(args: &[&str]) {
     if args.contains(&"--hidden") {
         assert!(d.visible_windows().is_empty(), "--hidden opened a window");
     } else {
-        tokio::task::block_in_place(|| {
-            poll("the window to show", STEP_DEADLINE, || {
-                d.visible_windows().into_iter().next()
-            })
-        });
+        d.shown_window();
     }
     d.quit(&menu);
 }
