@@ -1,0 +1,203 @@
+//! The BERT encoder (embeddings + transformer layers), inference only, on candle.
+
+use candle_core::{DType, Module, Tensor};
+use candle_nn::LayerNorm;
+
+use crate::config::BertConfig;
+use crate::error::{Result, invalid};
+use crate::layout;
+use crate::weights::Weights;
+
+/// Name of the word-embedding table, the one tensor kept in f16: it is most of a multilingual
+/// model (250k tokens × 384 = 384 MB in f32), only rows are looked up, and f16 keeps 3
+/// significant digits, far below what changes a sentence vector.
+pub const WORD_EMBEDDINGS: &str = "embeddings.word_embeddings.weight";
+
+pub struct Bert {
+    word: Tensor,
+    position: Tensor,
+    token_type: Tensor,
+    embed_norm: LayerNorm,
+    layers: Vec<Layer>,
+    heads: usize,
+    head_dim: usize,
+    hidden: usize,
+}
+
+struct Layer {
+    query: Linear,
+    key: Linear,
+    value: Linear,
+    attn_out: Linear,
+    attn_norm: LayerNorm,
+    up: Linear,
+    down: Linear,
+    out_norm: LayerNorm,
+    act: Activation,
+}
+
+#[derive(Clone, Copy)]
+enum Activation {
+    GeluErf,
+    GeluTanh,
+    Relu,
+}
+
+impl Activation {
+    fn parse(name: &str) -> Result<Self> {
+        match name {
+            "gelu" => Ok(Self::GeluErf),
+            "gelu_new" | "gelu_pytorch_tanh" | "gelu_fast" => Ok(Self::GeluTanh),
+            "relu" => Ok(Self::Relu),
+            other => Err(invalid(
+                layout::CONFIG,
+                format!("hidden_act {other:?} is not supported"),
+            )),
+        }
+    }
+
+    fn apply(self, x: &Tensor) -> candle_core::Result<Tensor> {
+        match self {
+            Self::GeluErf => x.gelu_erf(),
+            Self::GeluTanh => x.gelu(),
+            Self::Relu => x.relu(),
+        }
+    }
+}
+
+impl Bert {
+    pub fn new(config: &BertConfig, weights: &mut Weights) -> Result<Self> {
+        let h = config.hidden_size;
+        let eps = config.layer_norm_eps;
+        let act = Activation::parse(&config.hidden_act)?;
+        let word = weights.take(WORD_EMBEDDINGS, &[config.vocab_size, h])?;
+        let position = weights.take(
+            "embeddings.position_embeddings.weight",
+            &[config.max_position_embeddings, h],
+        )?;
+        // Sentences are single segments: every token type is 0, so only row 0 is kept.
+        let token_type = weights
+            .take(
+                "embeddings.token_type_embeddings.weight",
+                &[config.type_vocab_size, h],
+            )?
+            .get(0)?;
+        let embed_norm = norm(weights, "embeddings.LayerNorm", h, eps)?;
+        let mut layers = Vec::with_capacity(config.num_hidden_layers);
+        for i in 0..config.num_hidden_layers {
+            let p = format!("encoder.layer.{i}");
+            let i_size = config.intermediate_size;
+            layers.push(Layer {
+                query: linear(weights, &format!("{p}.attention.self.query"), h, h)?,
+                key: linear(weights, &format!("{p}.attention.self.key"), h, h)?,
+                value: linear(weights, &format!("{p}.attention.self.value"), h, h)?,
+                attn_out: linear(weights, &format!("{p}.attention.output.dense"), h, h)?,
+                attn_norm: norm(weights, &format!("{p}.attention.output.LayerNorm"), h, eps)?,
+                up: linear(weights, &format!("{p}.intermediate.dense"), h, i_size)?,
+                down: linear(weights, &format!("{p}.output.dense"), i_size, h)?,
+                out_norm: norm(weights, &format!("{p}.output.LayerNorm"), h, eps)?,
+                act,
+            });
+        }
+        Ok(Self {
+            word,
+            position,
+            token_type,
+            embed_norm,
+            layers,
+            heads: config.num_attention_heads,
+            head_dim: h / config.num_attention_heads,
+            hidden: h,
+        })
+    }
+
+    /// Token vectors `[batch, seq, hidden]` for `ids` `[batch, seq]` (u32) with `mask`
+    /// `[batch, seq]` (f32, 1 for tokens, 0 for padding).
+    pub fn forward(&self, ids: &Tensor, mask: &Tensor) -> candle_core::Result<Tensor> {
+        let (batch, seq) = ids.dims2()?;
+        let words = self
+            .word
+            .index_select(&ids.flatten_all()?, 0)?
+            .to_dtype(DType::F32)?
+            .reshape((batch, seq, self.hidden))?;
+        let x = words
+            .broadcast_add(&self.position.narrow(0, 0, seq)?)?
+            .broadcast_add(&self.token_type)?;
+        // Rows of the hidden state stay [batch * seq, hidden] so each Linear is one matmul.
+        let mut x = self
+            .embed_norm
+            .forward(&x)?
+            .reshape((batch * seq, self.hidden))?;
+
+        // Padding gets a large negative score before the softmax, so no token attends to it.
+        let bias = ((mask.to_dtype(DType::F32)? - 1.0)? * 1e4)?.reshape((batch, 1, 1, seq))?;
+        for layer in &self.layers {
+            x = self.layer(layer, &x, &bias, batch, seq)?;
+        }
+        x.reshape((batch, seq, self.hidden))
+    }
+
+    fn layer(
+        &self,
+        l: &Layer,
+        x: &Tensor,
+        bias: &Tensor,
+        batch: usize,
+        seq: usize,
+    ) -> candle_core::Result<Tensor> {
+        let split = |t: Tensor| {
+            t.reshape((batch, seq, self.heads, self.head_dim))?
+                .transpose(1, 2)?
+                .contiguous()
+        };
+        let q = split(l.query.forward(x)?)?;
+        let k = split(l.key.forward(x)?)?;
+        let v = split(l.value.forward(x)?)?;
+        let scale = 1.0 / (self.head_dim as f64).sqrt();
+        let scores = (q.matmul(&k.t()?)? * scale)?.broadcast_add(bias)?;
+        let probs = candle_nn::ops::softmax_last_dim(&scores)?;
+        let context = probs
+            .matmul(&v)?
+            .transpose(1, 2)?
+            .contiguous()?
+            .reshape((batch * seq, self.hidden))?;
+        let attended = l.attn_norm.forward(&(l.attn_out.forward(&context)? + x)?)?;
+        let up = l.act.apply(&l.up.forward(&attended)?)?;
+        l.out_norm.forward(&(l.down.forward(&up)? + attended)?)
+    }
+}
+
+/// A dense layer whose weight is stored transposed (`[in, out]`, contiguous): gemm then
+/// reads it row-major instead of repacking a transposed view on every call, which for
+/// the few-token inputs of a query cost more than the multiplication itself.
+struct Linear {
+    weight_t: Tensor,
+    bias: Tensor,
+}
+
+impl Linear {
+    fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
+        x.matmul(&self.weight_t)?.broadcast_add(&self.bias)
+    }
+}
+
+fn linear(w: &mut Weights, prefix: &str, input: usize, output: usize) -> Result<Linear> {
+    let weight = w.take(&format!("{prefix}.weight"), &[output, input])?;
+    let bias = w.take(&format!("{prefix}.bias"), &[output])?;
+    Ok(Linear {
+        weight_t: weight.t()?.contiguous()?,
+        bias,
+    })
+}
+
+fn norm(w: &mut Weights, prefix: &str, size: usize, eps: f64) -> Result<LayerNorm> {
+    // Older checkpoints name the LayerNorm parameters gamma and beta.
+    let (weight, bias) = if w.contains(&format!("{prefix}.gamma")) {
+        ("gamma", "beta")
+    } else {
+        ("weight", "bias")
+    };
+    let weight = w.take(&format!("{prefix}.{weight}"), &[size])?;
+    let bias = w.take(&format!("{prefix}.{bias}"), &[size])?;
+    Ok(LayerNorm::new(weight, bias, eps))
+}

@@ -1,0 +1,155 @@
+//! The public model: load a folder, turn texts into unit vectors.
+
+use std::path::Path;
+
+use candle_core::Tensor;
+use sha2::{Digest, Sha256};
+
+use crate::bert::{Bert, WORD_EMBEDDINGS};
+use crate::checksum::hex;
+use crate::config::{self, BertConfig, Pooling};
+use crate::error::{IoContext, Result};
+use crate::layout;
+use crate::pool;
+use crate::tokenize::TextTokenizer;
+use crate::weights::Weights;
+
+/// Longest input in tokens (special tokens included); the rest of a text is cut off.
+/// Attention costs grow with the square of the length, and a sentence model's training
+/// stopped at 128–256 tokens (sentence-transformers' own limit for all-MiniLM-L6-v2 is 256),
+/// so longer inputs buy time and memory, not meaning. A model that states a lower limit
+/// (`sentence_bert_config.json`, 128 for the multilingual default) or has fewer positions
+/// gets that one.
+pub const MAX_TOKENS: usize = 256;
+
+/// Texts run through the encoder together; bounds the attention matrices' memory
+/// (batch × heads × len² floats) however many texts one call passes.
+const CHUNK: usize = 32;
+
+/// Digits of the content hash in `model_id`: 48 bits tell models apart without a long id.
+const ID_HEX_DIGITS: usize = 12;
+
+/// A loaded sentence-embedding model. `Send + Sync`: share one behind an `Arc`.
+pub struct Embedder {
+    bert: Bert,
+    tokenizer: TextTokenizer,
+    pooling: Pooling,
+    dimension: usize,
+    max_tokens: usize,
+    model_id: String,
+}
+
+impl Embedder {
+    /// Loads a model folder in the sentence-transformers layout (`config.json`,
+    /// `tokenizer.json`, `model.safetensors`, optionally `1_Pooling/config.json` and
+    /// `sentence_bert_config.json`).
+    pub fn load(dir: &Path) -> Result<Self> {
+        layout::check(dir)?;
+        let config = BertConfig::read(dir)?;
+        let pooling = Pooling::read(dir)?;
+        let max_tokens = [
+            Some(MAX_TOKENS),
+            config::max_seq_length(dir)?,
+            Some(config.max_position_embeddings),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+        .unwrap_or(MAX_TOKENS);
+
+        let mut hasher = Sha256::new();
+        for file in [
+            layout::CONFIG,
+            layout::TOKENIZER,
+            layout::POOLING,
+            layout::SENTENCE_CONFIG,
+        ] {
+            let path = dir.join(file);
+            let bytes = if path.is_file() {
+                std::fs::read(&path).at(&path)?
+            } else {
+                Vec::new()
+            };
+            hash_part(&mut hasher, file, &bytes);
+        }
+        hasher.update(layout::WEIGHTS.as_bytes());
+        let mut weights = Weights::read(&dir.join(layout::WEIGHTS), &mut hasher, |name| {
+            name.ends_with(WORD_EMBEDDINGS)
+        })?;
+        let bert = Bert::new(&config, &mut weights)?;
+        drop(weights);
+        let tokenizer = TextTokenizer::load(&dir.join(layout::TOKENIZER), max_tokens)?;
+
+        let digest = hex(&hasher.finalize());
+        let name = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "model".to_string());
+        Ok(Self {
+            bert,
+            tokenizer,
+            pooling,
+            dimension: config.hidden_size,
+            max_tokens,
+            model_id: format!("{name}@{}", &digest[..ID_HEX_DIGITS]),
+        })
+    }
+
+    /// One L2-normalised vector per text, in order. Texts longer than
+    /// [`max_tokens`](Self::max_tokens) are cut.
+    pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        let ids = self.tokenizer.encode(texts)?;
+        // Similar lengths batched together waste little on padding.
+        let mut order: Vec<usize> = (0..ids.len()).collect();
+        order.sort_by_key(|&i| ids[i].len());
+        let mut out = vec![Vec::new(); ids.len()];
+        for chunk in order.chunks(CHUNK) {
+            let rows: Vec<&[u32]> = chunk.iter().map(|&i| ids[i].as_slice()).collect();
+            let vectors = self.run(&rows)?;
+            for (&i, v) in chunk.iter().zip(vectors) {
+                out[i] = pool::normalize(v);
+            }
+        }
+        Ok(out)
+    }
+
+    /// [`embed`](Self::embed) for one text.
+    pub fn embed_one(&self, text: &str) -> Result<Vec<f32>> {
+        Ok(self.embed(&[text])?.pop().unwrap_or_default())
+    }
+
+    /// Tokens `text` becomes (special tokens included, before the cut at `max_tokens`
+    /// only if it is shorter): what the encoder's cost grows with.
+    pub fn token_count(&self, text: &str) -> Result<usize> {
+        Ok(self.tokenizer.encode(&[text])?.first().map_or(0, Vec::len))
+    }
+
+    /// Length of every vector.
+    pub fn dimension(&self) -> usize {
+        self.dimension
+    }
+
+    /// `<folder name>@<hash>`, the hash over the configuration, tokenizer and weights:
+    /// vectors from models with different ids must not be compared.
+    pub fn model_id(&self) -> &str {
+        &self.model_id
+    }
+
+    /// Input limit in tokens, special tokens included.
+    pub fn max_tokens(&self) -> usize {
+        self.max_tokens
+    }
+
+    fn run(&self, rows: &[&[u32]]) -> Result<Vec<Vec<f32>>> {
+        let (ids, mask) = self.tokenizer.batch(rows)?;
+        let tokens = self.bert.forward(&ids, &mask)?;
+        let pooled: Tensor = pool::pool(&tokens, &mask, self.pooling)?;
+        Ok(pooled.to_vec2::<f32>()?)
+    }
+}
+
+fn hash_part(hasher: &mut Sha256, name: &str, bytes: &[u8]) {
+    hasher.update(name.as_bytes());
+    hasher.update((bytes.len() as u64).to_le_bytes());
+    hasher.update(bytes);
+}

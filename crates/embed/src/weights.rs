@@ -1,0 +1,227 @@
+//! Reads `model.safetensors` into memory, tensor by tensor.
+//!
+//! No mmap: the workspace forbids unsafe code, and a mapped file that is truncated or replaced
+//! underneath would kill the process with SIGBUS. Reading one tensor at a time keeps the peak
+//! near the model's size instead of twice it, and the bytes are hashed on the way for
+//! `model_id`.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::Read;
+use std::path::Path;
+
+use candle_core::{DType, Device, Tensor};
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+
+use crate::error::{IoContext, Result, invalid};
+
+/// A header larger than this is not a model's (the multilingual model's is ~20 KB).
+const MAX_HEADER: u64 = 16 << 20;
+
+#[derive(Deserialize)]
+struct Entry {
+    dtype: String,
+    shape: Vec<usize>,
+    data_offsets: [u64; 2],
+}
+
+/// The tensors by name, floats as stored except those `narrow` picks, which become f16.
+pub struct Weights {
+    tensors: HashMap<String, Tensor>,
+}
+
+impl Weights {
+    /// Reads every tensor, feeding all the file's bytes to `hasher`.
+    pub fn read(path: &Path, hasher: &mut Sha256, narrow: impl Fn(&str) -> bool) -> Result<Self> {
+        let mut file = File::open(path).at(path)?;
+        let file_len = file.metadata().at(path)?.len();
+        let truncated = || invalid(path, "the file is truncated or not a safetensors file");
+
+        let mut len_bytes = [0u8; 8];
+        file.read_exact(&mut len_bytes).map_err(|_| truncated())?;
+        hasher.update(len_bytes);
+        let header_len = u64::from_le_bytes(len_bytes);
+        if header_len > MAX_HEADER || 8 + header_len > file_len {
+            return Err(truncated());
+        }
+        let mut header = vec![0u8; to_usize(header_len, path)?];
+        file.read_exact(&mut header).map_err(|_| truncated())?;
+        hasher.update(&header);
+        let header: HashMap<String, serde_json::Value> = serde_json::from_slice(&header)
+            .map_err(|e| invalid(path, format!("bad safetensors header: {e}")))?;
+
+        let mut entries = Vec::with_capacity(header.len());
+        for (name, value) in header {
+            if name == "__metadata__" {
+                continue;
+            }
+            let entry: Entry = serde_json::from_value(value)
+                .map_err(|e| invalid(path, format!("bad header entry {name}: {e}")))?;
+            entries.push((name, entry));
+        }
+        entries.sort_by_key(|(_, e)| e.data_offsets[0]);
+
+        // The format stores tensors back to back; checking that the header covers exactly the
+        // rest of the file catches a truncated download before anything large is allocated.
+        let data_len = file_len - 8 - header_len;
+        let mut end = 0;
+        for (name, entry) in &entries {
+            let [start, stop] = entry.data_offsets;
+            if start != end || stop < start {
+                return Err(invalid(
+                    path,
+                    format!("tensor {name} is not where the header chain expects it"),
+                ));
+            }
+            if let Some(size) = dtype_size(&entry.dtype) {
+                let bytes = entry
+                    .shape
+                    .iter()
+                    .try_fold(size, |acc, &d| acc.checked_mul(d));
+                if bytes.map(|b| b as u64) != Some(stop - start) {
+                    return Err(invalid(
+                        path,
+                        format!("tensor {name}'s size does not match its shape"),
+                    ));
+                }
+            }
+            end = stop;
+        }
+        if end != data_len {
+            return Err(invalid(
+                path,
+                format!(
+                    "the header describes {end} bytes of tensors but the file holds {data_len}: \
+                     it is truncated or corrupted"
+                ),
+            ));
+        }
+
+        let mut tensors = HashMap::with_capacity(entries.len());
+        let mut buffer = Vec::new();
+        for (name, entry) in entries {
+            let [start, stop] = entry.data_offsets;
+            buffer.resize(to_usize(stop - start, path)?, 0);
+            file.read_exact(&mut buffer).map_err(|_| truncated())?;
+            hasher.update(&buffer);
+            let Some(dtype) = float_dtype(&entry.dtype) else {
+                continue; // integer buffers such as position_ids are not weights
+            };
+            let tensor = Tensor::from_raw_buffer(&buffer, dtype, &entry.shape, &Device::Cpu)?;
+            let wanted = if narrow(&name) {
+                DType::F16
+            } else {
+                DType::F32
+            };
+            tensors.insert(name, tensor.to_dtype(wanted)?);
+        }
+        Ok(Self { tensors })
+    }
+
+    pub fn contains(&self, name: &str) -> bool {
+        self.tensors.contains_key(name) || self.tensors.contains_key(&format!("bert.{name}"))
+    }
+
+    /// Takes a tensor out by its BERT name, with or without the `bert.` prefix that
+    /// `BertForXxx` checkpoints add, checking its shape.
+    pub fn take(&mut self, name: &str, shape: &[usize]) -> Result<Tensor> {
+        let tensor = match self.tensors.remove(name) {
+            Some(t) => t,
+            None => self
+                .tensors
+                .remove(&format!("bert.{name}"))
+                .ok_or_else(|| {
+                    invalid(crate::layout::WEIGHTS, format!("tensor {name} is missing"))
+                })?,
+        };
+        if tensor.dims() != shape {
+            return Err(invalid(
+                crate::layout::WEIGHTS,
+                format!(
+                    "tensor {name} has shape {:?}, config.json implies {shape:?}",
+                    tensor.dims()
+                ),
+            ));
+        }
+        Ok(tensor)
+    }
+}
+
+fn dtype_size(dtype: &str) -> Option<usize> {
+    Some(match dtype {
+        "F64" | "I64" | "U64" => 8,
+        "F32" | "I32" | "U32" => 4,
+        "F16" | "BF16" | "I16" | "U16" => 2,
+        "I8" | "U8" | "BOOL" => 1,
+        _ => return None,
+    })
+}
+
+fn float_dtype(dtype: &str) -> Option<DType> {
+    match dtype {
+        "F64" => Some(DType::F64),
+        "F32" => Some(DType::F32),
+        "F16" => Some(DType::F16),
+        "BF16" => Some(DType::BF16),
+        _ => None,
+    }
+}
+
+fn to_usize(n: u64, path: &Path) -> Result<usize> {
+    usize::try_from(n).map_err(|_| invalid(path, "too large for this machine"))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn safetensors(header: &str, data: &[u8]) -> Vec<u8> {
+        let mut out = (header.len() as u64).to_le_bytes().to_vec();
+        out.extend_from_slice(header.as_bytes());
+        out.extend_from_slice(data);
+        out
+    }
+
+    fn read(bytes: &[u8]) -> Result<Weights> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("model.safetensors");
+        std::fs::write(&path, bytes).unwrap();
+        Weights::read(&path, &mut Sha256::new(), |name| name == "half")
+    }
+
+    const HEADER: &str = r#"{"__metadata__":{"format":"pt"},"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"half":{"dtype":"F32","shape":[1],"data_offsets":[8,12]}}"#;
+
+    #[test]
+    fn tensors_are_read_and_named_ones_narrowed() {
+        let data: Vec<u8> = [1.0f32, 2.0, 0.5]
+            .iter()
+            .flat_map(|f| f.to_le_bytes())
+            .collect();
+        let mut w = read(&safetensors(HEADER, &data)).unwrap();
+        assert!(w.contains("a") && !w.contains("b"));
+        let a = w.take("a", &[2]).unwrap();
+        assert_eq!(a.to_vec1::<f32>().unwrap(), [1.0, 2.0]);
+        let half = w.take("half", &[1]).unwrap();
+        assert_eq!(half.dtype(), DType::F16);
+        assert!(w.take("a", &[2]).is_err(), "taken twice");
+    }
+
+    #[test]
+    fn a_short_file_is_refused_before_reading_tensors() {
+        let err = read(&safetensors(HEADER, &[0u8; 10])).err().unwrap();
+        assert!(err.to_string().contains("truncated"), "{err}");
+        let err = read(&[1, 2, 3]).err().unwrap();
+        assert!(err.to_string().contains("truncated"), "{err}");
+    }
+
+    #[test]
+    fn a_wrong_shape_names_the_tensor() {
+        let data = [0u8; 12];
+        let mut w = read(&safetensors(HEADER, &data)).unwrap();
+        let err = w.take("a", &[3]).err().unwrap();
+        assert!(err.to_string().contains("tensor a has shape [2]"), "{err}");
+    }
+}

@@ -1,0 +1,153 @@
+//! Embeddings of the test model (all-MiniLM-L6-v2) through the public API.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::{cosine, model, norm};
+
+/// Reference vectors from Python sentence-transformers 6.3 (torch 2.15, CPU) on the same
+/// files: `SentenceTransformer(dir).encode(texts, normalize_embeddings=True)[:, :5]`.
+const REFERENCE: [(&str, [f32; 5]); 4] = [
+    (
+        "The cat sits on the mat.",
+        [0.134177, -0.0329, -0.024804, 0.041439, -0.036348],
+    ),
+    (
+        "How do I reset my password?",
+        [0.006903, -0.063023, -0.072044, -0.032496, -0.042709],
+    ),
+    (
+        "这只猫坐在垫子上。",
+        [-0.017763, 0.088196, 0.048613, -0.012061, -0.031278],
+    ),
+    ("hello", [-0.062772, 0.054959, 0.052165, 0.08579, -0.082749]),
+];
+
+/// The word-embedding table is kept in f16; the vectors stay within this of the f32
+/// reference.
+const TOLERANCE: f32 = 1e-3;
+
+#[test]
+fn vectors_have_the_model_dimension_and_unit_length() {
+    let model = model();
+    assert_eq!(model.dimension(), 384);
+    assert_eq!(model.max_tokens(), 256);
+    let vectors = model
+        .embed(&[
+            "short",
+            "",
+            "a somewhat longer sentence about the weather in spring",
+        ])
+        .unwrap();
+    assert_eq!(vectors.len(), 3);
+    for v in &vectors {
+        assert_eq!(v.len(), 384);
+        assert!((norm(v) - 1.0).abs() < 1e-5, "norm {}", norm(v));
+    }
+    assert!(model.embed(&[]).unwrap().is_empty());
+}
+
+#[test]
+fn the_forward_pass_matches_sentence_transformers() {
+    let model = model();
+    for (text, expected) in REFERENCE {
+        let v = model.embed_one(text).unwrap();
+        for (i, (got, want)) in v.iter().zip(expected).enumerate() {
+            assert!(
+                (got - want).abs() < TOLERANCE,
+                "{text:?}[{i}]: {got} vs reference {want}"
+            );
+        }
+    }
+}
+
+#[test]
+fn long_texts_are_cut_at_256_tokens_like_the_reference() {
+    let long: Vec<String> = (0..60)
+        .map(|i| format!("The quick brown fox jumps over the lazy dog number {i}."))
+        .collect();
+    let long = long.join(" "); // 722 tokens
+    let v = model().embed_one(&long).unwrap();
+    let reference = [0.04183, -0.04483, 0.082813, -0.006173, -0.064136];
+    for (got, want) in v.iter().zip(reference) {
+        assert!((got - want).abs() < TOLERANCE, "{got} vs reference {want}");
+    }
+}
+
+#[test]
+fn meaning_beats_shared_words() {
+    let model = model();
+    let v = model
+        .embed(&[
+            "How do I reset my password?",
+            "I forgot my login credentials and need to change them.",
+            "The stock market fell sharply on Monday.",
+            "Write every timestamp in ISO 8601 with the +08:00 offset.",
+            "Always format dates as ISO 8601 including the timezone offset.",
+            "My favourite band released a new album yesterday.",
+        ])
+        .unwrap();
+    // Reference cosines: 0.634 against 0.057, and 0.709 against 0.127.
+    assert!(cosine(&v[0], &v[1]) > cosine(&v[0], &v[2]) + 0.3);
+    assert!(cosine(&v[3], &v[4]) > cosine(&v[3], &v[5]) + 0.3);
+}
+
+#[test]
+fn the_same_text_gives_the_same_vector() {
+    let model = model();
+    let a = model
+        .embed_one("Remember that I prefer tea over coffee.")
+        .unwrap();
+    let b = model
+        .embed_one("Remember that I prefer tea over coffee.")
+        .unwrap();
+    assert_eq!(a, b);
+}
+
+#[test]
+fn a_batch_equals_one_by_one() {
+    let model = model();
+    let texts: Vec<String> = (0..40)
+        .map(|i| "word ".repeat(i % 13 + 1) + &format!("number {i}"))
+        .collect();
+    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let batch = model.embed(&texts).unwrap();
+    assert_eq!(batch.len(), texts.len());
+    for (text, together) in texts.iter().zip(&batch) {
+        let alone = model.embed_one(text).unwrap();
+        let diff = alone
+            .iter()
+            .zip(together)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0f32, f32::max);
+        assert!(diff < 1e-5, "{text:?} differs by {diff} in a batch");
+    }
+}
+
+#[test]
+fn the_model_id_names_the_folder_and_the_content() {
+    let id = model().model_id();
+    let (name, hash) = id.split_once('@').unwrap();
+    assert_eq!(name, common::NAME);
+    assert_eq!(hash.len(), 12);
+    assert!(hash.chars().all(|c| c.is_ascii_hexdigit()));
+    // Loading again gives the same id.
+    let again = metaclaw_embed::Embedder::load(&common::shared_store().1).unwrap();
+    assert_eq!(again.model_id(), id);
+}
+
+#[test]
+fn the_embedder_can_be_shared_across_threads() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<metaclaw_embed::Embedder>();
+    let model = model();
+    let reference = model.embed_one("shared").unwrap();
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..4)
+            .map(|_| s.spawn(|| model.embed_one("shared").unwrap()))
+            .collect();
+        for h in handles {
+            assert_eq!(h.join().unwrap(), reference);
+        }
+    });
+}
