@@ -9,6 +9,7 @@ pub mod learning;
 pub mod library;
 pub mod load;
 pub mod procs;
+pub mod recall;
 pub mod report;
 pub mod rss;
 pub mod soak;
