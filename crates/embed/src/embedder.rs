@@ -29,7 +29,9 @@ const CHUNK: usize = 32;
 /// Digits of the content hash in `model_id`: 48 bits tell models apart without a long id.
 const ID_HEX_DIGITS: usize = 12;
 
-/// A loaded sentence-embedding model. `Send + Sync`: share one behind an `Arc`.
+/// A loaded sentence-embedding model. `Send + Sync`: share one behind an `Arc`. Embedding
+/// is CPU work (milliseconds per short text, using every core): from async code, call it
+/// through `spawn_blocking`.
 pub struct Embedder {
     bert: Bert,
     tokenizer: TextTokenizer,

@@ -1,20 +1,20 @@
 //! Reads `model.safetensors` into memory, tensor by tensor.
 //!
 //! No mmap: the workspace forbids unsafe code, and a mapped file that is truncated or replaced
-//! underneath would kill the process with SIGBUS. Reading one tensor at a time keeps the peak
-//! near the model's size instead of twice it, and the bytes are hashed on the way for
-//! `model_id`.
+//! underneath would kill the process with SIGBUS. Reading and converting a megabyte at a time
+//! keeps the peak at the loaded model's size instead of file + model, and the bytes are hashed
+//! on the way for `model_id`.
 
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 
-use candle_core::{DType, Device, Tensor};
+use candle_core::{DType, Device, Tensor, WithDType};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
-use crate::error::{IoContext, Result, invalid};
+use crate::error::{EmbedError, IoContext, Result, invalid};
 
 /// A header larger than this is not a model's (the multilingual model's is ~20 KB).
 const MAX_HEADER: u64 = 16 << 20;
@@ -36,17 +36,17 @@ impl Weights {
     pub fn read(path: &Path, hasher: &mut Sha256, narrow: impl Fn(&str) -> bool) -> Result<Self> {
         let mut file = File::open(path).at(path)?;
         let file_len = file.metadata().at(path)?.len();
-        let truncated = || invalid(path, "the file is truncated or not a safetensors file");
 
         let mut len_bytes = [0u8; 8];
-        file.read_exact(&mut len_bytes).map_err(|_| truncated())?;
+        file.read_exact(&mut len_bytes)
+            .map_err(|_| truncated(path))?;
         hasher.update(len_bytes);
         let header_len = u64::from_le_bytes(len_bytes);
         if header_len > MAX_HEADER || 8 + header_len > file_len {
-            return Err(truncated());
+            return Err(truncated(path));
         }
         let mut header = vec![0u8; to_usize(header_len, path)?];
-        file.read_exact(&mut header).map_err(|_| truncated())?;
+        file.read_exact(&mut header).map_err(|_| truncated(path))?;
         hasher.update(&header);
         let header: HashMap<String, serde_json::Value> = serde_json::from_slice(&header)
             .map_err(|e| invalid(path, format!("bad safetensors header: {e}")))?;
@@ -99,22 +99,28 @@ impl Weights {
         }
 
         let mut tensors = HashMap::with_capacity(entries.len());
-        let mut buffer = Vec::new();
+        let mut chunk = vec![0u8; CHUNK];
         for (name, entry) in entries {
             let [start, stop] = entry.data_offsets;
-            buffer.resize(to_usize(stop - start, path)?, 0);
-            file.read_exact(&mut buffer).map_err(|_| truncated())?;
-            hasher.update(&buffer);
-            let Some(dtype) = float_dtype(&entry.dtype) else {
-                continue; // integer buffers such as position_ids are not weights
+            let mut reader = Chunks {
+                file: &mut file,
+                hasher: &mut *hasher,
+                chunk: &mut chunk,
+                left: to_usize(stop - start, path)?,
             };
-            let tensor = Tensor::from_raw_buffer(&buffer, dtype, &entry.shape, &Device::Cpu)?;
-            let wanted = if narrow(&name) {
-                DType::F16
+            let Some(source) = float_dtype(&entry.dtype) else {
+                // Integer buffers such as position_ids are not weights, but they are hashed.
+                while reader.next().map_err(|_| truncated(path))?.is_some() {}
+                continue;
+            };
+            let tensor = if narrow(&name) {
+                let values = reader.decode::<half::f16>(source, path)?;
+                Tensor::from_vec(values, entry.shape, &Device::Cpu)?
             } else {
-                DType::F32
+                let values = reader.decode::<f32>(source, path)?;
+                Tensor::from_vec(values, entry.shape, &Device::Cpu)?
             };
-            tensors.insert(name, tensor.to_dtype(wanted)?);
+            tensors.insert(name, tensor);
         }
         Ok(Self { tensors })
     }
@@ -158,6 +164,11 @@ fn dtype_size(dtype: &str) -> Option<usize> {
     })
 }
 
+/// Tensors are read and converted this many bytes at a time, so loading never holds a raw
+/// copy of a tensor beside its converted one (a multilingual embedding table is 384 MB raw).
+const CHUNK: usize = 1 << 20;
+
+/// A float format stored in the file.
 fn float_dtype(dtype: &str) -> Option<DType> {
     match dtype {
         "F64" => Some(DType::F64),
@@ -166,6 +177,45 @@ fn float_dtype(dtype: &str) -> Option<DType> {
         "BF16" => Some(DType::BF16),
         _ => None,
     }
+}
+
+/// One tensor's bytes, read and hashed a chunk at a time.
+struct Chunks<'a> {
+    file: &'a mut File,
+    hasher: &'a mut Sha256,
+    chunk: &'a mut [u8],
+    left: usize,
+}
+
+impl Chunks<'_> {
+    fn next(&mut self) -> std::io::Result<Option<&[u8]>> {
+        if self.left == 0 {
+            return Ok(None);
+        }
+        let n = self.left.min(self.chunk.len());
+        let bytes = &mut self.chunk[..n];
+        self.file.read_exact(bytes)?;
+        self.hasher.update(&*bytes);
+        self.left -= n;
+        Ok(Some(bytes))
+    }
+
+    /// The values converted to `T`, a chunk at a time (candle converts: this crate's own
+    /// loops run unoptimised in debug builds).
+    fn decode<T: WithDType>(mut self, source: DType, path: &Path) -> Result<Vec<T>> {
+        let size = source.size_in_bytes();
+        let mut values = Vec::with_capacity(self.left / size);
+        // CHUNK is a multiple of every element size, so no element straddles two chunks.
+        while let Some(bytes) = self.next().map_err(|_| truncated(path))? {
+            let part = Tensor::from_raw_buffer(bytes, source, &[bytes.len() / size], &Device::Cpu)?;
+            values.extend_from_slice(&part.to_dtype(T::DTYPE)?.to_vec1::<T>()?);
+        }
+        Ok(values)
+    }
+}
+
+fn truncated(path: &Path) -> EmbedError {
+    invalid(path, "the file is truncated or not a safetensors file")
 }
 
 fn to_usize(n: u64, path: &Path) -> Result<usize> {

@@ -23,9 +23,9 @@ const REFERENCE: [(&str, [f32; 5]); 4] = [
     ("hello", [-0.062772, 0.054959, 0.052165, 0.08579, -0.082749]),
 ];
 
-/// The word-embedding table is kept in f16; the vectors stay within this of the f32
-/// reference.
-const TOLERANCE: f32 = 1e-3;
+/// Measured: within 3e-5 of the reference in every component, with the word-embedding
+/// table in f16; the margin leaves room for other CPUs' float rounding.
+const TOLERANCE: f32 = 2e-4;
 
 #[test]
 fn vectors_have_the_model_dimension_and_unit_length() {
