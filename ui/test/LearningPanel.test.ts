@@ -69,34 +69,41 @@ describe('LearningPanel', () => {
   });
 
   it('reloads on the Dashboard when a training step finishes', async () => {
-    let current: Learning = learning();
-    const api = fakeApi({
-      'GET /api/learning': () => current,
-      'GET /api/stats/series': { from_ms: 0, to_ms: 1, bucket_ms: 1, requests: [], skills: [], memories: [] },
-      'GET /api/status': STATUS,
-      'GET /api/scheduler': { state: 'waiting', gate_background_learning: true, running: true, pause_problem: null, text: { state: 'waiting for a window', next_window: '' } },
-    });
-    let push: (e: SseEvent) => void = () => {};
-    api.stream = vi.fn((path: string, on: (e: SseEvent) => void, signal: AbortSignal) => {
-      if (path === '/api/events') push = on;
-      return new Promise<void>((r) => signal.addEventListener('abort', () => r()));
-    });
-    render(Dashboard, { api, throttleMs: 20 });
+    // The panels' own polls (every 5 s while learning is active) never run here: only events
+    // reload, however long the test takes on a busy machine.
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      let current: Learning = learning();
+      const api = fakeApi({
+        'GET /api/learning': () => current,
+        'GET /api/stats/series': { from_ms: 0, to_ms: 1, bucket_ms: 1, requests: [], skills: [], memories: [] },
+        'GET /api/status': STATUS,
+        'GET /api/scheduler': { state: 'waiting', gate_background_learning: true, running: true, pause_problem: null, text: { state: 'waiting for a window', next_window: '' } },
+      });
+      let push: (e: SseEvent) => void = () => {};
+      api.stream = vi.fn((path: string, on: (e: SseEvent) => void, signal: AbortSignal) => {
+        if (path === '/api/events') push = on;
+        return new Promise<void>((r) => signal.addEventListener('abort', () => r()));
+      });
+      render(Dashboard, { api, throttleMs: 20 });
 
-    expect(await screen.findByText(/No training step yet — 5 samples waiting/)).toBeTruthy();
-    await until(() => expect(api.stream).toHaveBeenCalledWith('/api/events', expect.any(Function), expect.any(AbortSignal)));
-    const loads = () => api.calls.filter((c) => c.path === '/api/learning').length;
-    const before = loads();
+      expect(await screen.findByText(/No training step yet — 5 samples waiting/)).toBeTruthy();
+      await until(() => expect(api.stream).toHaveBeenCalledWith('/api/events', expect.any(Function), expect.any(AbortSignal)));
+      const loads = () => api.calls.filter((c) => c.path === '/api/learning').length;
+      const before = loads();
 
-    current = learning({ step: 1, samples: { waiting: 0, unjudged: 0, held: 0, consumed: 4, dropped: 0 }, steps: [step(1, 0.4, 1.1)] });
-    push({ event: 'training_finished', data: '{"step":1,"reward":0.4}' });
-    expect(await screen.findByText('Mean reward 0.40 at step 1')).toBeTruthy();
-    expect(screen.getByText(/idle after step 1$/)).toBeTruthy();
-    expect(loads()).toBe(before + 1);
+      current = learning({ step: 1, samples: { waiting: 0, unjudged: 0, held: 0, consumed: 4, dropped: 0 }, steps: [step(1, 0.4, 1.1)] });
+      push({ event: 'training_finished', data: '{"step":1,"reward":0.4}' });
+      expect(await screen.findByText('Mean reward 0.40 at step 1')).toBeTruthy();
+      expect(screen.getByText(/idle after step 1$/)).toBeTruthy();
+      expect(loads()).toBe(before + 1);
 
-    // A turn reloads the activity panels, not this one.
-    push({ event: 'turn', data: '{"at_ms":1,"model":"m","status":200,"overhead_ms":0.7}' });
-    await until(() => expect(api.calls.filter((c) => c.path === '/api/status').length).toBeGreaterThan(1));
-    expect(loads()).toBe(before + 1);
+      // A turn reloads the activity panels, not this one.
+      push({ event: 'turn', data: '{"at_ms":1,"model":"m","status":200,"overhead_ms":0.7}' });
+      await until(() => expect(api.calls.filter((c) => c.path === '/api/status').length).toBeGreaterThan(1));
+      expect(loads()).toBe(before + 1);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

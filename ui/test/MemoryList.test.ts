@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { fireEvent, render, screen, waitFor } from '@testing-library/svelte';
+import './deadlines';
 import MemoryList from '../src/components/MemoryList.svelte';
 import type { Api } from '../src/lib/api';
 import { ApiError } from '../src/lib/api';

@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { fireEvent, render, screen } from '@testing-library/svelte';
+import './deadlines';
 import MemorySearch from '../src/components/MemorySearch.svelte';
 import type { Api } from '../src/lib/api';
 

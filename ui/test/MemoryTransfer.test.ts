@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { fireEvent, render, screen } from '@testing-library/svelte';
+import './deadlines';
 import MemoryTransfer from '../src/components/MemoryTransfer.svelte';
 import { createApi } from '../src/lib/api';
 import { readText } from '../src/lib/memoryTransfer';

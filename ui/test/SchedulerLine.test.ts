@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { fireEvent, render, screen } from '@testing-library/svelte';
+import './deadlines';
 import SchedulerLine from '../src/components/SchedulerLine.svelte';
 import type { Api } from '../src/lib/api';
 import type { SseEvent } from '../src/lib/sse';

@@ -44,13 +44,15 @@ describe('Setup', () => {
     await fireEvent.click(await screen.findByRole('checkbox', { name: 'openclaw' }));
     const preview = await screen.findByRole('region', { name: 'Changes for openclaw' });
     await until(() => expect(within(preview).getByText('models.providers.metaclaw.baseUrl')).toBeTruthy());
-    expect(calls.filter((c) => c.path.endsWith('/preview')).length).toBe(1);
+    // The agent's changes, asked once (the sleep hours' preview is another call, made when its
+    // debounce ends, which a slow run may already have passed).
+    expect(calls.filter((c) => c.path === '/api/agents/openclaw/preview').length).toBe(1);
 
     await fireEvent.input(key, { target: { value: 'sk-typed' } });
     await fireEvent.click(screen.getByRole('radio', { name: 'Reinforcement learning' }));
     await fireEvent.click(screen.getByRole('button', { name: 'Apply setup' }));
 
-    const result = await screen.findByText(/Test request answered by/, {}, { timeout: 3000 });
+    const result = await screen.findByText(/Test request answered by/);
     expect(result.textContent).toContain('gpt-4o');
     expect(result.textContent).toContain('321 ms');
     expect(result.textContent).toContain('Hello from the model');
@@ -127,7 +129,7 @@ describe('Setup: WeChat', () => {
     await fireEvent.click(box);
     await fireEvent.click(screen.getByRole('button', { name: 'Apply setup' }));
 
-    expect(await screen.findByText(/Test request answered by/, {}, { timeout: 3000 })).toBeTruthy();
+    expect(await screen.findByText(/Test request answered by/)).toBeTruthy();
     expect(applied(calls)).toMatchObject({ agents: ['openclaw'], wechat: true });
     expect(screen.getByText(/the dashboard shows the plugin's install and the QR code/)).toBeTruthy();
   });
@@ -140,7 +142,7 @@ describe('Setup: WeChat', () => {
     await fireEvent.click(screen.getByRole('button', { name: 'Apply setup' }));
     await until(() => expect(applied(calls)).toBeTruthy());
     expect(applied(calls)).toMatchObject({ agents: [], wechat: false });
-    expect(await screen.findByText(/Test request answered by/, {}, { timeout: 3000 })).toBeTruthy();
+    expect(await screen.findByText(/Test request answered by/)).toBeTruthy();
     expect(screen.queryByText(/the dashboard shows the plugin's install/)).toBeNull();
   });
 
@@ -150,7 +152,7 @@ describe('Setup: WeChat', () => {
     await fireEvent.click(await screen.findByRole('button', { name: 'Apply setup' }));
     await until(() => expect(applied(calls)).toBeTruthy());
     expect('wechat' in (applied(calls) ?? {})).toBe(false);
-    expect(await screen.findByText(/Test request answered by/, {}, { timeout: 3000 })).toBeTruthy();
+    expect(await screen.findByText(/Test request answered by/)).toBeTruthy();
   });
 
   it("shows apply's wechat.enabled error under the agents", async () => {

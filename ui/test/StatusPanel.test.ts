@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { render, screen } from '@testing-library/svelte';
 import StatusPanel from '../src/components/StatusPanel.svelte';
 import { relative } from '../src/lib/health';
@@ -9,48 +9,55 @@ const calls = (n: number, tokensIn: number) => ({ calls: n, failed: 0, input_tok
 
 describe('StatusPanel', () => {
   it('names lost recordings, failing learning and a broken database, and what learning calls cost', async () => {
-    const now = Date.now();
-    const api = fakeApi({
-      'GET /api/status': {
-        ...STATUS,
-        turns_recorded: 14,
-        health: {
-          database: 'the database file metaclaw.db was deleted while MetaClaw was running; nothing is recorded until it restarts',
-          recorder: {
-            dropped_queue_full: 2,
-            last_dropped_at_ms: now - 120_000,
-            failed_writes: 136,
-            last_write_error: 'the database refused the write: database or disk is full',
-            last_write_error_at_ms: now - 5_000,
-            database_problem: null,
-          },
-          learning: [
-            {
-              job: 'skill_evolution',
-              failures: 4,
-              failing_in_a_row: 4,
-              last_error: "the evolver's answer was not usable: expected value at line 1 column 1",
-              last_error_at_ms: now - 60_000,
-              backing_off_until_ms: now + 600_000,
-              given_up: 1,
-              last_given_up: 'given up',
-              last_success_at_ms: null,
+    // The panel words times relative to its clock: frozen here, so the words do not depend on
+    // how long the test took to get from this line to the drawing (10m or 9m, 1m or 2m).
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      const now = Date.now();
+      const api = fakeApi({
+        'GET /api/status': {
+          ...STATUS,
+          turns_recorded: 14,
+          health: {
+            database: 'the database file metaclaw.db was deleted while MetaClaw was running; nothing is recorded until it restarts',
+            recorder: {
+              dropped_queue_full: 2,
+              last_dropped_at_ms: now - 120_000,
+              failed_writes: 136,
+              last_write_error: 'the database refused the write: database or disk is full',
+              last_write_error_at_ms: now - 5_000,
+              database_problem: null,
             },
-          ],
+            learning: [
+              {
+                job: 'skill_evolution',
+                failures: 4,
+                failing_in_a_row: 4,
+                last_error: "the evolver's answer was not usable: expected value at line 1 column 1",
+                last_error_at_ms: now - 60_000,
+                backing_off_until_ms: now + 570_000,
+                given_up: 1,
+                last_given_up: 'given up',
+                last_success_at_ms: null,
+              },
+            ],
+          },
+          learning_calls: { since_start: calls(4, 1200), day: '2026-12-03', today: calls(4, 1200), by_purpose: { evolution: calls(4, 1200) } },
         },
-        learning_calls: { since_start: calls(4, 1200), day: '2026-12-03', today: calls(4, 1200), by_purpose: { evolution: calls(4, 1200) } },
-      },
-    });
-    render(StatusPanel, { api, every: 60_000 });
+      });
+      render(StatusPanel, { api, every: 60_000 });
 
-    expect(await screen.findByText('2 turns dropped: recorder queue full (2m ago)')).toBeTruthy();
-    expect(screen.getByText(/^136 turns not recorded: the database refused the write: database or disk is full/)).toBeTruthy();
-    expect(screen.getByText(/metaclaw.db was deleted while MetaClaw was running/)).toBeTruthy();
-    const learning = screen.getByText(/^skill evolution failing: 4 failed attempts, last 1m ago: the evolver's answer was not usable/);
-    expect(learning.textContent).toContain('; next try in 9m');
-    expect(learning.textContent).toContain('; 1 stretch of turns given up on');
-    expect(screen.getAllByRole('alert')).toHaveLength(4);
-    expect(screen.getByText('4 calls (1200 tokens in, 7 out) since start, 4 calls (1200 tokens in, 7 out) today (UTC)')).toBeTruthy();
+      expect(await screen.findByText('2 turns dropped: recorder queue full (2m ago)')).toBeTruthy();
+      expect(screen.getByText(/^136 turns not recorded: the database refused the write: database or disk is full/)).toBeTruthy();
+      expect(screen.getByText(/metaclaw.db was deleted while MetaClaw was running/)).toBeTruthy();
+      const learning = screen.getByText(/^skill evolution failing: 4 failed attempts, last 1m ago: the evolver's answer was not usable/);
+      expect(learning.textContent).toContain('; next try in 9m');
+      expect(learning.textContent).toContain('; 1 stretch of turns given up on');
+      expect(screen.getAllByRole('alert')).toHaveLength(4);
+      expect(screen.getByText('4 calls (1200 tokens in, 7 out) since start, 4 calls (1200 tokens in, 7 out) today (UTC)')).toBeTruthy();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('shows no problem lines for a healthy engine, nor for one without the health section', async () => {

@@ -1,5 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { fireEvent, render, screen } from '@testing-library/svelte';
+import { tick } from 'svelte';
 import WechatPanel from '../src/components/WechatPanel.svelte';
 import { ApiError } from '../src/lib/api';
 import { linkOf, qrSize, qrSrc, wechatView } from '../src/lib/wechat';
@@ -12,9 +13,11 @@ const gets = (api: ReturnType<typeof fakeApi>) => api.calls.filter((c) => c.meth
 describe('WechatPanel', () => {
   it('shows nothing when WeChat is off, and nothing but the line when it was asked for another agent', async () => {
     const off = fakeApi({ 'GET /api/wechat': wechat({ enabled: false, installed: false, state: 'off', line: 'WeChat is off.' }) });
-    const first = render(WechatPanel, { api: off });
-    await until(() => expect(gets(off)).toBe(1));
-    await new Promise((r) => setTimeout(r, 20));
+    const seen: string[] = [];
+    const first = render(WechatPanel, { api: off, onchange: (s: { state: string }) => seen.push(s.state) });
+    // Once the answer is taken and drawn, the panel is what it will stay.
+    await until(() => expect(seen).toEqual(['off']));
+    await tick();
     expect(screen.queryByRole('heading', { name: 'WeChat' })).toBeNull();
     expect(screen.queryByText('WeChat is off.')).toBeNull();
     first.unmount();
@@ -31,7 +34,9 @@ describe('WechatPanel', () => {
     const api = fakeApi({ 'GET /api/wechat': () => new ApiError(0, 'Cannot reach MetaClaw: refused') });
     render(WechatPanel, { api });
     await until(() => expect(gets(api)).toBe(1));
-    await new Promise((r) => setTimeout(r, 20));
+    // The panel awaited the answer before this test did: it has taken the refusal when this returns.
+    await expect(vi.mocked(api.get).mock.results[0].value).rejects.toThrow('Cannot reach MetaClaw');
+    await tick();
     expect(screen.queryByRole('alert')).toBeNull();
   });
 
@@ -76,30 +81,51 @@ describe('WechatPanel', () => {
     expect(screen.queryByText('A WeChat install or login is already running.')).toBeNull();
   });
 
-  it('polls fast while a scan is awaited and stops once WeChat is connected', async () => {
-    const answers = [SCANNING, SCANNING, SCANNING, CONNECTED];
-    let i = 0;
-    const api = fakeApi({ 'GET /api/wechat': () => answers[Math.min(i++, answers.length - 1)] });
-    const seen: string[] = [];
-    render(WechatPanel, { api, pollMs: 5, idleMs: 60_000, onchange: (s: { state: string }) => seen.push(s.state) });
+  it('polls fast while a scan is awaited and slowly once WeChat is connected', async () => {
+    // The polls run when the test moves the clock, not when a busy machine gets round to them.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const answers = [SCANNING, SCANNING, SCANNING, CONNECTED];
+      let i = 0;
+      const api = fakeApi({ 'GET /api/wechat': () => answers[Math.min(i++, answers.length - 1)] });
+      const seen: string[] = [];
+      render(WechatPanel, { api, pollMs: 1500, idleMs: 60_000, onchange: (s: { state: string }) => seen.push(s.state) });
 
-    expect(await screen.findByText('WeChat is connected.')).toBeTruthy();
-    expect(screen.queryByRole('img')).toBeNull();
-    expect(seen).toEqual(['waiting_for_scan', 'waiting_for_scan', 'waiting_for_scan', 'connected']);
-    const after = gets(api);
-    expect(after).toBe(4);
-    await new Promise((r) => setTimeout(r, 100));
-    expect(gets(api)).toBe(after);
+      for (const n of [1, 2, 3]) {
+        await until(() => expect(seen).toHaveLength(n));
+        vi.advanceTimersByTime(1499);
+        expect(gets(api)).toBe(n);
+        vi.advanceTimersByTime(1);
+        expect(gets(api)).toBe(n + 1);
+      }
+      await until(() => screen.getByText('WeChat is connected.'));
+      expect(screen.queryByRole('img')).toBeNull();
+      expect(seen).toEqual(['waiting_for_scan', 'waiting_for_scan', 'waiting_for_scan', 'connected']);
+      vi.advanceTimersByTime(59_999);
+      expect(gets(api)).toBe(4);
+      vi.advanceTimersByTime(1);
+      expect(gets(api)).toBe(5);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('stops polling when it is destroyed', async () => {
-    const api = fakeApi({ 'GET /api/wechat': SCANNING });
-    const { unmount } = render(WechatPanel, { api, pollMs: 5 });
-    await until(() => expect(gets(api)).toBeGreaterThan(2));
-    unmount();
-    const after = gets(api);
-    await new Promise((r) => setTimeout(r, 60));
-    expect(gets(api)).toBeLessThanOrEqual(after + 1);
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const api = fakeApi({ 'GET /api/wechat': SCANNING });
+      const seen: string[] = [];
+      const { unmount } = render(WechatPanel, { api, pollMs: 1500, onchange: (s: { state: string }) => seen.push(s.state) });
+      await until(() => expect(seen).toHaveLength(1));
+      vi.advanceTimersByTime(1500);
+      await until(() => expect(seen).toHaveLength(2));
+      unmount();
+      vi.advanceTimersByTime(60_000);
+      expect(gets(api)).toBe(2);
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 

@@ -2,6 +2,12 @@
 
 import { vi } from 'vitest';
 import { ApiError, type Api } from '../src/lib/api';
+import { DEADLINE_MS } from './deadlines';
+
+// The real clock, kept before any test fakes timers: `until` waits in real time while a
+// test drives a fake clock (vi.useFakeTimers) itself.
+const realSetTimeout = globalThis.setTimeout;
+const realNow = Date.now;
 
 export type Handler = (body: unknown, params?: Record<string, unknown>) => unknown;
 
@@ -32,16 +38,16 @@ export function fakeApi(routes: Record<string, Handler | unknown>): FakeApi {
   };
 }
 
-/** Waits (bounded) until `check` stops throwing. */
-export async function until(check: () => void, ms = 2000): Promise<void> {
-  const end = Date.now() + ms;
+/** Waits (bounded, in real time, fake timers or not) until `check` stops throwing; gives
+ *  what it returned. */
+export async function until<T>(check: () => T, ms = DEADLINE_MS): Promise<T> {
+  const end = realNow() + ms;
   for (;;) {
     try {
-      check();
-      return;
+      return check();
     } catch (e) {
-      if (Date.now() > end) throw e;
-      await new Promise((r) => setTimeout(r, 10));
+      if (realNow() > end) throw e;
+      await new Promise((r) => realSetTimeout(r, 10));
     }
   }
 }
