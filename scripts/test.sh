@@ -4,8 +4,15 @@
 # end-to-end), the Python SDK client tests and the UI's end-to-end tests (headless Chromium),
 # inside a private D-Bus session with a throwaway unlocked keyring; then the Debian package is
 # built, installed, run and removed.
+#
+# With --stress, the same run while stress-ng keeps every core busy (scripts/stress.sh starts
+# it, and stops it when the run ends): tests that depend on how fast the machine is fail here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ "${1:-}" = "--stress" ]; then
+  shift
+  exec bash scripts/stress.sh bash scripts/test.sh "$@"
+fi
 bash scripts/deps.sh
 
 # The web UI first: the engine embeds ui/dist when it exists, so the binary the end-to-end
