@@ -120,8 +120,8 @@ impl Embedder {
         Ok(self.embed(&[text])?.pop().unwrap_or_default())
     }
 
-    /// Tokens `text` becomes (special tokens included, before the cut at `max_tokens`
-    /// only if it is shorter): what the encoder's cost grows with.
+    /// Tokens the encoder sees for `text`: special tokens included, at most
+    /// [`max_tokens`](Self::max_tokens) (a longer text is cut). Its cost grows with this.
     pub fn token_count(&self, text: &str) -> Result<usize> {
         Ok(self.tokenizer.encode(&[text])?.first().map_or(0, Vec::len))
     }
