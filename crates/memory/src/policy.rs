@@ -52,6 +52,11 @@ pub struct RetrievalPolicy {
     /// Most query terms sent to full-text search. Long user messages would otherwise make
     /// an OR of hundreds of terms, slow and unfocused; 16 covers any real question.
     pub max_query_terms: usize,
+    /// Tokens of the standing-rules profile (the user's preferences and workflow rules, see
+    /// `profile`), rendered first on every turn on top of the memory budget. 300 holds a
+    /// dozen short rules; only a profile larger than that is cut down to the rules that fit
+    /// the request. 0 turns the profile off (rules are then retrieved like any memory).
+    pub profile_tokens: usize,
     /// Added to the score by kind.
     pub kind_boosts: KindBoosts,
 }
@@ -68,7 +73,8 @@ pub struct KindBoosts {
     pub procedural_observation: f32,
     /// 0: the baseline.
     pub semantic: f32,
-    /// +0.05: the latest session's digest is usually what the next turn continues.
+    /// 0: a session digest is ranked after every other kind anyway (see `search`), so it
+    /// never takes the place of something the user taught.
     pub working_summary: f32,
     /// −0.05: episodes are the least distilled kind; a fact or preference saying the same
     /// thing should win.
@@ -82,7 +88,7 @@ impl Default for KindBoosts {
             project_state: 0.0,
             procedural_observation: 0.0,
             semantic: 0.0,
-            working_summary: 0.05,
+            working_summary: 0.0,
             episodic: -0.05,
         }
     }
@@ -116,6 +122,7 @@ impl Default for RetrievalPolicy {
             recency_half_life_days: 30.0,
             pinned_share: 0.3,
             max_query_terms: 16,
+            profile_tokens: 300,
             kind_boosts: KindBoosts::default(),
         }
     }

@@ -1,7 +1,9 @@
 //! The memory part of the injected context block, within a token budget.
 //!
-//! Pinned units come first and may use at most `pinned_share` of the budget; query hits
-//! fill the rest in rank order. Each unit goes in whole or not at all: one too large for
+//! The standing-rules profile (see `search::profile`) comes first, in a group of its own and
+//! within a budget of its own (`profile_tokens`, on top of the memory budget). Pinned units
+//! come next and may use at most `pinned_share` of the budget; query hits fill the rest in
+//! rank order. Each unit goes in whole or not at all: one too large for
 //! what is left is skipped and a smaller one after it may still fit. Units are grouped by
 //! kind in a fixed order, and keep their selection order within a group, so the same
 //! inputs always render the same bytes (which keeps the provider's prompt cache warm).
@@ -43,6 +45,9 @@ pub fn group_title(kind: Kind) -> &'static str {
     }
 }
 
+/// The title of the profile's group, rendered before every other group.
+pub const PROFILE_TITLE: &str = "Standing rules and preferences (apply them whenever they fit)";
+
 /// Renders pinned units (first, at most `max_pinned`, within the pinned share) and then as
 /// many unpinned query hits (at most `max_units`) as fit in `budget_tokens`; `None` when
 /// nothing fits.
@@ -52,7 +57,55 @@ pub fn render_memories(
     budget_tokens: usize,
     policy: &RetrievalPolicy,
 ) -> Option<RenderedMemory> {
-    let mut sel = Selection::new(budget_tokens)?;
+    render_with_profile(&[], pinned, hits, budget_tokens, policy)
+}
+
+/// Whether all of `profile` fits in `cap` tokens as its group.
+pub fn profile_fits(profile: &[MemoryUnit], cap: usize) -> bool {
+    let mut used = estimate_tokens(&format!("\n\n### {PROFILE_TITLE}"));
+    for unit in profile {
+        if let Some(text) = bullet_text(unit) {
+            used += estimate_tokens(&bullet(&text));
+        }
+    }
+    used <= cap
+}
+
+/// [`render_memories`] with the standing-rules `profile` first, in its own group, as many
+/// as fit in `policy.profile_tokens` (in the order given), on top of `budget_tokens`.
+pub fn render_with_profile(
+    profile: &[MemoryUnit],
+    pinned: &[MemoryUnit],
+    hits: &[Hit],
+    budget_tokens: usize,
+    policy: &RetrievalPolicy,
+) -> Option<RenderedMemory> {
+    let profile_cap = policy.profile_tokens;
+    let mut sel = Selection::new(budget_tokens.saturating_add(profile_cap))?;
+    let mut profile_used = 0;
+    for unit in profile {
+        if sel.ids.contains(unit.id.as_str()) {
+            continue;
+        }
+        let Some(text) = bullet_text(unit) else {
+            continue;
+        };
+        let heading = if sel.profile.is_empty() {
+            profile_heading_cost()
+        } else {
+            0
+        };
+        let cost = estimate_tokens(&bullet(&text)) + heading;
+        if profile_used + cost <= profile_cap && sel.used + cost <= sel.budget {
+            sel.used += cost;
+            sel.ids.insert(unit.id.as_str());
+            sel.profile.insert(unit.id.as_str());
+            sel.units.push((unit, text));
+            profile_used += cost;
+        }
+    }
+    // What the profile left unused is not given to the other units.
+    sel.budget = budget_tokens.saturating_add(profile_used);
     let pinned_cap =
         (budget_tokens as f64 * f64::from(policy.pinned_share.clamp(0.0, 1.0))).floor() as usize;
     let mut pinned_used = 0;
@@ -86,6 +139,8 @@ struct Selection<'a> {
     units: Vec<(&'a MemoryUnit, String)>,
     ids: HashSet<&'a str>,
     groups: HashSet<Kind>,
+    /// Ids rendered in the profile's group.
+    profile: HashSet<&'a str>,
 }
 
 impl<'a> Selection<'a> {
@@ -97,6 +152,7 @@ impl<'a> Selection<'a> {
             units: Vec::new(),
             ids: HashSet::new(),
             groups: HashSet::new(),
+            profile: HashSet::new(),
         })
     }
 
@@ -131,8 +187,19 @@ impl<'a> Selection<'a> {
             return None;
         }
         let mut text = String::from(HEADING);
+        let in_profile = |u: &MemoryUnit| self.profile.contains(u.id.as_str());
+        if !self.profile.is_empty() {
+            text.push_str(&format!("\n\n### {PROFILE_TITLE}"));
+            for (_, line) in self.units.iter().filter(|(u, _)| in_profile(u)) {
+                text.push_str(&bullet(line));
+            }
+        }
         for kind in Kind::ALL {
-            let mut group = self.units.iter().filter(|(u, _)| u.kind == kind).peekable();
+            let mut group = self
+                .units
+                .iter()
+                .filter(|(u, _)| u.kind == kind && !in_profile(u))
+                .peekable();
             if group.peek().is_none() {
                 continue;
             }
@@ -148,6 +215,10 @@ impl<'a> Selection<'a> {
             tokens,
         })
     }
+}
+
+fn profile_heading_cost() -> usize {
+    estimate_tokens(&format!("\n\n### {PROFILE_TITLE}"))
 }
 
 fn group_heading(kind: Kind) -> String {

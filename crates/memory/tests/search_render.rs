@@ -31,7 +31,11 @@ fn pinned_units_come_first_whatever_the_query_and_within_their_share() {
         &"Pinned background detail. ".repeat(40),
         0.95,
     );
-    let policy = RetrievalPolicy::default();
+    // The profile (see search_profile.rs) is off: this is about the pinned share.
+    let policy = RetrievalPolicy {
+        profile_tokens: 0,
+        ..Default::default()
+    };
     let budget = 400;
     let block = retrieve_for_prompt(
         f.store.connection(),
@@ -91,6 +95,7 @@ fn the_budget_is_kept_and_no_unit_is_cut() {
     }
     let policy = RetrievalPolicy {
         max_units: 30,
+        profile_tokens: 0,
         ..Default::default()
     };
     let mut rendered = 0;
@@ -161,6 +166,7 @@ fn groups_follow_the_fixed_kind_order() {
         4000,
         &RetrievalPolicy {
             max_units: 10,
+            profile_tokens: 0,
             ..Default::default()
         },
         NOW,

@@ -70,6 +70,20 @@ pub struct Provenance {
     /// Where an imported or team skill came from (a path, an archive, a remote).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub origin: Option<String>,
+    /// The user's own requests the skill was learned from (as the reader took them out of
+    /// the agent's wrapping). Retrieval reads them too, so the skill comes back for that kind
+    /// of task whatever words the learning model chose for its description.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requests: Vec<String>,
+}
+
+impl Skill {
+    /// The requests an evolved skill was learned from (see [`Provenance::requests`]).
+    pub fn requests(&self) -> &[String] {
+        self.provenance
+            .as_ref()
+            .map_or(&[][..], |p| p.requests.as_slice())
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -55,6 +55,7 @@ fn origin() -> Origin {
         sessions: vec!["s-1".into()],
         created_at: "2026-12-02T10:00:00Z".into(),
         model: Some("gpt-test".into()),
+        requests: vec!["Log the stand-up meeting".into()],
     }
 }
 

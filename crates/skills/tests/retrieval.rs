@@ -371,3 +371,35 @@ fn retrieval_quality_on_labelled_queries() {
         "nothing irrelevant {nothing_irrelevant:.3}"
     );
 }
+
+#[test]
+fn everyday_words_alone_bring_no_built_in() {
+    let skills = builtin_bank();
+    let r = retriever(&skills);
+    for q in [
+        "Write the log line for the stand-up meeting that began at nine this morning",
+        "Log the meeting that started at nine this morning.",
+        "Send a message to the team that I'm running late this morning",
+    ] {
+        assert!(r.retrieve(q).is_empty(), "{q:?} → {:?}", names(&r, q));
+    }
+    // A topical word still brings its built-in; so does an everyday word the skill is named for.
+    assert!(names(&r, "Plan my morning with time-blocking").contains(&"time-blocking".to_string()));
+    let learned = skill(
+        "stand-up-log",
+        "productivity",
+        &[],
+        "Write the stand-up log line.",
+        "Write each log line with the time.",
+    );
+    let mut with_lesson = skills.clone();
+    with_lesson.push(Skill {
+        source: Source::Evolved,
+        ..learned
+    });
+    let r = retriever(&with_lesson);
+    assert!(
+        names(&r, "Log the meeting that started at nine this morning.")
+            .contains(&"stand-up-log".to_string())
+    );
+}

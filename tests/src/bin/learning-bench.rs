@@ -22,7 +22,7 @@ use clap::Parser;
 use metaclaw_e2e::bench::entry;
 use metaclaw_e2e::bench::learning::config::Setup;
 use metaclaw_e2e::bench::learning::run::{self, Outcome, Target};
-use metaclaw_e2e::bench::learning::{report, scenario};
+use metaclaw_e2e::bench::learning::{report, scenario, scenario_zh};
 use metaclaw_e2e::bench::procs::{self, ProxySpec};
 use metaclaw_e2e::fake_upstream::{FakeOptions, FakeUpstream};
 
@@ -47,6 +47,13 @@ struct Args {
     /// Also print each setup's figures as JSON.
     #[arg(long)]
     json: bool,
+    /// How the scripted model writes what it learns: `helpful` names the kind of request a
+    /// correction was for; `terse` only restates the rule (a cheap extraction model).
+    #[arg(long, default_value = "terse", value_parser = ["helpful", "terse"])]
+    learner: String,
+    /// The user's language: `en` or `zh`.
+    #[arg(long, default_value = "en", value_parser = ["en", "zh"])]
+    lang: String,
 }
 
 fn main() -> ExitCode {
@@ -106,9 +113,16 @@ async fn run(args: &Args) -> Result<bool> {
         Some(p) => p.clone(),
         None => entry::sibling("metaclaw")?,
     };
-    let rules = scenario::RULES;
-    let unrelated = scenario::UNRELATED;
-    println!("{}\n", report::scenario_line(rules, unrelated.len()));
+    let (rules, unrelated) = match args.lang.as_str() {
+        "zh" => (scenario_zh::RULES, scenario_zh::UNRELATED),
+        _ => (scenario::RULES, scenario::UNRELATED),
+    };
+    println!(
+        "{} ({} learner, {})\n",
+        report::scenario_line(rules, unrelated.len()),
+        args.learner,
+        args.lang
+    );
     let mut rows: Vec<(Setup, Outcome)> = Vec::new();
     for setup in selected(args) {
         eprintln!("learning-bench: {} …", setup.label());
@@ -118,6 +132,7 @@ async fn run(args: &Args) -> Result<bool> {
         })
         .await?;
         run::script(&fake, rules);
+        fake.terse_lessons(args.learner == "terse");
         let spec = ProxySpec {
             exe: &exe,
             upstream: fake.addr(),

@@ -32,23 +32,27 @@ pub fn wants_json(request: &Value, raw: &str) -> bool {
 
 /// The reply text when the request is a structured-output call or a registered task.
 /// `lessons`: read rules the way [`super::lessons`] does (stated or corrected, with the
-/// request they apply to) instead of only "From now on" sentences.
+/// request they apply to), written in that style, instead of only "From now on" sentences.
 pub fn answer(
     request: &Value,
     raw: &str,
     newest_user_text: &str,
     tasks: &[Task],
-    lessons: bool,
+    lessons: Option<super::lessons::Style>,
 ) -> Option<String> {
     let schema = request
         .pointer("/response_format/json_schema/name")
         .and_then(Value::as_str);
     let read = || super::lessons::read(&super::lessons::prompt_text(request));
     match (schema, lessons) {
-        (Some("skills"), true) => return Some(super::lessons::skills(&read()).to_string()),
-        (Some("memories"), true) => return Some(super::lessons::memories(&read()).to_string()),
-        (Some("skills"), false) => return Some(skills(&rules(raw)).to_string()),
-        (Some("memories"), false) => return Some(memories(&rules(raw)).to_string()),
+        (Some("skills"), Some(style)) => {
+            return Some(super::lessons::skills(&read(), style).to_string());
+        }
+        (Some("memories"), Some(style)) => {
+            return Some(super::lessons::memories(&read(), style).to_string());
+        }
+        (Some("skills"), None) => return Some(skills(&rules(raw)).to_string()),
+        (Some("memories"), None) => return Some(memories(&rules(raw)).to_string()),
         _ => {}
     }
     tasks
@@ -155,7 +159,7 @@ mod tests {
     fn turns_stated_rules_into_skills_and_memories() {
         let raw = r#"{"messages":[{"role":"user","content":"User: hi. From now on, always write meeting times in ISO 8601 with +08:00.\nThanks"}],"response_format":{"json_schema":{"name":"skills"}}}"#;
         let req: Value = serde_json::from_str(raw).unwrap();
-        let out: Value = serde_json::from_str(&answer(&req, raw, "", &[], false).unwrap()).unwrap();
+        let out: Value = serde_json::from_str(&answer(&req, raw, "", &[], None).unwrap()).unwrap();
         let body = out["skills"][0]["body"].as_str().unwrap();
         assert!(body.contains("From now on, always write meeting times in ISO 8601 with +08:00"));
         assert_eq!(out["skills"][0]["name"], "rule-write-meeting-times-iso");
@@ -163,8 +167,7 @@ mod tests {
 
         let raw = raw.replace("\"skills\"", "\"memories\"");
         let req: Value = serde_json::from_str(&raw).unwrap();
-        let out: Value =
-            serde_json::from_str(&answer(&req, &raw, "", &[], false).unwrap()).unwrap();
+        let out: Value = serde_json::from_str(&answer(&req, &raw, "", &[], None).unwrap()).unwrap();
         assert_eq!(out["memories"][0]["kind"], "procedural_observation");
         assert!(
             out["memories"][0]["content"]
@@ -185,20 +188,13 @@ mod tests {
         let req = json!({});
         let tasks = [task];
         assert_eq!(
-            answer(
-                &req,
-                "... +08:00 ...",
-                "When is the standup?",
-                &tasks,
-                false
-            )
-            .as_deref(),
+            answer(&req, "... +08:00 ...", "When is the standup?", &tasks, None).as_deref(),
             Some("2026-12-03T09:30:00+08:00")
         );
         assert_eq!(
-            answer(&req, "...", "When is the standup?", &tasks, false).as_deref(),
+            answer(&req, "...", "When is the standup?", &tasks, None).as_deref(),
             Some("9:30 am")
         );
-        assert_eq!(answer(&req, "...", "hello", &tasks, false), None);
+        assert_eq!(answer(&req, "...", "hello", &tasks, None), None);
     }
 }

@@ -9,6 +9,10 @@
 //! user's request just before it says what kind of task the rule is for; the fake copies that
 //! request into the skill's description and the tags, as a model would name when the rule
 //! applies. It cannot paraphrase or generalise: every word it writes is from the prompt.
+//!
+//! In the [`Style::Terse`] style it writes like a cheap or terse model: the description only
+//! restates the rule and there are no tags, so nothing it writes names the kind of task.
+//! Rules in Chinese are read too (以后, 总是, 不要 …; sentences end at 。！？ as well).
 
 use serde_json::{Value, json};
 
@@ -21,6 +25,15 @@ pub struct Lesson {
     pub context: Option<String>,
 }
 
+/// How the learning model writes what it learned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    /// Names the request a correction was for, in the description and the tags.
+    Helpful,
+    /// Restates the rule and nothing else.
+    Terse,
+}
+
 /// Phrases that make a sentence a standing instruction.
 const CUES: &[&str] = &[
     "from now on",
@@ -29,6 +42,20 @@ const CUES: &[&str] = &[
     "every",
     "whenever",
     "must",
+];
+/// The same in Chinese, which has no spaces to match words by.
+const CUES_ZH: &[&str] = &[
+    "以后",
+    "今后",
+    "从现在起",
+    "总是",
+    "始终",
+    "一律",
+    "永远",
+    "每次",
+    "不要",
+    "务必",
+    "必须",
 ];
 const DESCRIPTION_CHARS: usize = 290;
 
@@ -121,7 +148,9 @@ fn sentences(text: &str) -> Vec<String> {
         let chars: Vec<(usize, char)> = line.char_indices().collect();
         for (i, &(at, c)) in chars.iter().enumerate() {
             let next_is_space = chars.get(i + 1).is_none_or(|(_, n)| n.is_whitespace());
-            if matches!(c, '.' | '!' | '?') && next_is_space {
+            let ends =
+                matches!(c, '.' | '!' | '?') && next_is_space || matches!(c, '。' | '！' | '？');
+            if ends {
                 push_sentence(&mut out, &line[start..at]);
                 start = at + c.len_utf8();
             }
@@ -142,6 +171,7 @@ fn is_rule(sentence: &str) -> bool {
     let lower = format!(" {} ", sentence.to_lowercase());
     CUES.iter()
         .any(|c| lower.contains(&format!(" {c} ")) || lower.contains(&format!(" {c},")))
+        || CUES_ZH.iter().any(|c| sentence.contains(c))
 }
 
 /// Content words, lowercase, in order, each once: what a model would pick for tags. Like a
@@ -157,18 +187,45 @@ pub fn keywords(text: &str) -> Vec<String> {
         "thanks", "no", "too", "let", "should", "would", "could", "will",
     ];
     let mut out: Vec<String> = Vec::new();
-    for w in text.split(|c: char| !c.is_ascii_alphanumeric()) {
+    for w in text.split(|c: char| !c.is_alphanumeric()) {
         let w = w.to_lowercase();
-        if w.len() > 2 && !SKIP.contains(&w.as_str()) && !out.contains(&w) {
-            out.push(w);
+        let cjk = !w.is_ascii();
+        let words: Vec<String> = if cjk {
+            // Two-character chunks: the most common length of a Chinese word.
+            let chars: Vec<char> = w.chars().collect();
+            chars.chunks(2).map(|c| c.iter().collect()).collect()
+        } else {
+            vec![w]
+        };
+        for w in words {
+            let long = if cjk {
+                w.chars().count() == 2
+            } else {
+                w.len() > 2
+            };
+            if long && !SKIP.contains(&w.as_str()) && !out.contains(&w) {
+                out.push(w);
+            }
         }
     }
     out
 }
 
+/// A skill name: the rule's first ASCII keywords, or a number made of its text when it has
+/// none (a rule in Chinese).
 pub fn slug(rule: &str) -> String {
-    let words: Vec<String> = keywords(rule).into_iter().take(4).collect();
-    format!("rule-{}", words.join("-"))
+    let words: Vec<String> = keywords(rule)
+        .into_iter()
+        .filter(|w| w.is_ascii())
+        .take(4)
+        .collect();
+    if words.len() >= 2 {
+        return format!("rule-{}", words.join("-"));
+    }
+    let n = rule.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    });
+    format!("rule-{:08x}", n as u32)
 }
 
 fn clip(text: &str, max: usize) -> String {
@@ -183,12 +240,18 @@ fn one_line(text: &str) -> String {
 }
 
 fn sentence(rule: &str) -> String {
-    let rule = rule.trim_end_matches(['.', '!', '?']);
+    let rule = rule.trim_end_matches(['.', '!', '?', '。', '！', '？']);
+    if rule.chars().last().is_some_and(|c| !c.is_ascii()) {
+        return format!("{rule}。");
+    }
     format!("{rule}.")
 }
 
-/// Tags: the rule's words, then the corrected request's.
-fn tags(lesson: &Lesson, n: usize) -> Vec<String> {
+/// Tags: the rule's words, then the corrected request's; none from a terse model.
+fn tags(lesson: &Lesson, n: usize, style: Style) -> Vec<String> {
+    if style == Style::Terse {
+        return Vec::new();
+    }
     let mut words = keywords(&lesson.rule);
     if let Some(ctx) = &lesson.context {
         // The request names the task kind: its words come first when there is one.
@@ -202,19 +265,24 @@ fn tags(lesson: &Lesson, n: usize) -> Vec<String> {
 }
 
 /// `{"skills": [...]}`: one short skill per lesson, its body the rule itself.
-pub fn skills(lessons: &[Lesson]) -> Value {
+pub fn skills(lessons: &[Lesson], style: Style) -> Value {
     let skills: Vec<Value> = lessons
         .iter()
         .map(|l| {
-            let when = match &l.context {
-                Some(ctx) => format!("Use for requests like \"{}\"", one_line(ctx)),
-                None => "Use whenever this standing rule applies".to_string(),
+            let when = match (&l.context, style) {
+                (_, Style::Terse) => None,
+                (Some(ctx), _) => Some(format!("Use for requests like \"{}\"", one_line(ctx))),
+                (None, _) => Some("Use whenever this standing rule applies".to_string()),
+            };
+            let description = match when {
+                Some(when) => format!("{when}: {}", sentence(&l.rule)),
+                None => sentence(&l.rule),
             };
             json!({
                 "name": slug(&l.rule),
-                "description": clip(&format!("{when}: {}", sentence(&l.rule)), DESCRIPTION_CHARS),
+                "description": clip(&description, DESCRIPTION_CHARS),
                 "category": "productivity",
-                "tags": tags(l, 6),
+                "tags": tags(l, 6, style),
                 "body": sentence(&l.rule),
                 "improves": null
             })
@@ -225,7 +293,7 @@ pub fn skills(lessons: &[Lesson]) -> Value {
 
 /// `{"memories": [...]}`: one preference per lesson, the rule in the user's words, tagged
 /// with the kind of request it was stated for.
-pub fn memories(lessons: &[Lesson]) -> Value {
+pub fn memories(lessons: &[Lesson], style: Style) -> Value {
     let memories: Vec<Value> = lessons
         .iter()
         .map(|l| {
@@ -235,7 +303,7 @@ pub fn memories(lessons: &[Lesson]) -> Value {
                 "fact_key": format!("pref:{}", slug(&l.rule).trim_start_matches("rule-").replace('-', "_")),
                 "importance": 0.8,
                 "confidence": 0.9,
-                "tags": tags(l, 5),
+                "tags": tags(l, 5, style),
                 "source_turn": null
             })
         })
@@ -259,7 +327,7 @@ mod tests {
                 context: Some("What's the weather in Rome tomorrow?".into()),
             }]
         );
-        let out = skills(&lessons);
+        let out = skills(&lessons, Style::Helpful);
         let skill = &out["skills"][0];
         assert!(
             skill["description"]
@@ -272,7 +340,29 @@ mod tests {
             skill["body"],
             "Please always give temperatures in Celsius, never Fahrenheit."
         );
-        assert_eq!(memories(&lessons)["memories"][0]["kind"], "preference");
+        assert_eq!(
+            memories(&lessons, Style::Helpful)["memories"][0]["kind"],
+            "preference"
+        );
+        let terse = &skills(&lessons, Style::Terse)["skills"][0];
+        assert_eq!(
+            terse["description"],
+            "Please always give temperatures in Celsius, never Fahrenheit."
+        );
+        assert_eq!(terse["tags"], json!([]));
+    }
+
+    #[test]
+    fn rules_in_chinese_are_read_and_named() {
+        let lessons = read("你好。以后所有时间都写成 ISO 8601 格式，带 +08:00 时区。谢谢！");
+        assert_eq!(lessons.len(), 1);
+        assert_eq!(
+            lessons[0].rule,
+            "以后所有时间都写成 ISO 8601 格式，带 +08:00 时区"
+        );
+        let skill = &skills(&lessons, Style::Terse)["skills"][0];
+        assert!(skill["name"].as_str().unwrap().starts_with("rule-"));
+        assert!(skill["description"].as_str().unwrap().ends_with("时区。"));
     }
 
     #[test]

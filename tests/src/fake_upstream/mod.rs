@@ -132,6 +132,13 @@ impl FakeUpstream {
         self.shared.set_read_lessons(on);
     }
 
+    /// While on (with [`Self::read_lessons`]), the lessons are written as a terse learning
+    /// model writes them: the description and tags only restate the rule, never the kind of
+    /// request it was stated for.
+    pub fn terse_lessons(&self, on: bool) {
+        self.shared.set_terse_lessons(on);
+    }
+
     pub fn push_reply(&self, text: impl Into<String>) {
         self.shared.push_reply(text.into());
     }

@@ -253,7 +253,7 @@ async fn model_request(
             &raw,
             &conv.newest_user_text,
             &s.tasks(),
-            s.reads_lessons(),
+            s.lesson_style(),
         )
     };
     let (reply, fault) = match s.pop_reply().or_else(learned) {

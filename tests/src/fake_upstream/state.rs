@@ -99,6 +99,7 @@ pub(crate) struct Shared {
     reject_response_format: AtomicBool,
     prose_for_structured: AtomicBool,
     read_lessons: AtomicBool,
+    terse_lessons: AtomicBool,
     request_count: AtomicU64,
     embedding_requests: AtomicU64,
     cancelled_streams: AtomicU64,
@@ -123,6 +124,7 @@ impl Shared {
             reject_response_format: AtomicBool::new(false),
             prose_for_structured: AtomicBool::new(false),
             read_lessons: AtomicBool::new(false),
+            terse_lessons: AtomicBool::new(false),
             request_count: AtomicU64::new(0),
             embedding_requests: AtomicU64::new(0),
             cancelled_streams: AtomicU64::new(0),
@@ -182,8 +184,20 @@ impl Shared {
         self.read_lessons.store(on, Ordering::Relaxed);
     }
 
-    pub fn reads_lessons(&self) -> bool {
-        self.read_lessons.load(Ordering::Relaxed)
+    pub fn set_terse_lessons(&self, on: bool) {
+        self.terse_lessons.store(on, Ordering::Relaxed);
+    }
+
+    /// How lessons are written, when they are read at all.
+    pub fn lesson_style(&self) -> Option<super::lessons::Style> {
+        use super::lessons::Style;
+        self.read_lessons.load(Ordering::Relaxed).then(|| {
+            if self.terse_lessons.load(Ordering::Relaxed) {
+                Style::Terse
+            } else {
+                Style::Helpful
+            }
+        })
     }
 
     pub fn prose_for_structured(&self) -> bool {

@@ -171,7 +171,12 @@ impl Extractor<'_> {
             Source::Extracted => "model".into(),
             _ => "rules".into(),
         };
-        if last && let Some(summary) = extract::working_summary(&pending.turns) {
+        // A session that taught nothing leaves no digest: a routine session's summary only
+        // restates its requests, and would be found for them instead of what was taught.
+        if last
+            && !candidates.is_empty()
+            && let Some(summary) = extract::working_summary(&pending.turns)
+        {
             // The summary is of the newest turns, whoever read them.
             candidates.push(summary);
         }

@@ -7,6 +7,7 @@
 mod candidates;
 mod df_cache;
 mod forms;
+mod profile;
 mod reason;
 mod request;
 mod retrieve;
@@ -25,6 +26,7 @@ use crate::policy::RetrievalPolicy;
 use crate::unit::{Kind, MemoryUnit};
 
 pub use candidates::{MAX_COMMON_TERMS, POSTINGS_BUDGET};
+pub use profile::{is_standing, standing};
 pub use retrieve::{Retrieval, retrieve, retrieve_for_prompt};
 pub use score::Components;
 
@@ -112,11 +114,27 @@ pub fn search_with(
         })
         .filter(|(_, _, cov, cosine)| *cov > 0.0 || close(*cosine))
         .collect();
-    let best = scored.iter().map(|(_, _, c, _)| *c).fold(0.0_f32, f32::max);
+    // Relevance is relative to the best rule, preference or fact: a session digest restating
+    // the request must not push what the user taught under `min_lexical_score`.
+    let best_of = |digests: bool| {
+        scored
+            .iter()
+            .filter(|(r, ..)| digests || r.kind != Kind::WorkingSummary)
+            .map(|(_, _, c, _)| *c)
+            .fold(0.0_f32, f32::max)
+    };
+    let best = match best_of(false) {
+        b if b > 0.0 => b,
+        _ => best_of(true),
+    };
     let mut ranked: Vec<(f32, Components, candidates::Row, Vec<bool>)> = scored
         .into_iter()
         .filter_map(|(row, present, cov, cosine)| {
-            let lexical = if best > 0.0 { cov / best } else { 0.0 };
+            let lexical = if best > 0.0 {
+                (cov / best).min(1.0)
+            } else {
+                0.0
+            };
             let qualifies =
                 lexical >= policy.min_lexical_score && cov > 0.0 || cosine >= policy.min_similarity;
             qualifies.then(|| {
@@ -125,7 +143,15 @@ pub fn search_with(
             })
         })
         .collect();
-    ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.2.id.cmp(&b.2.id)));
+    // A session digest comes after every rule, preference and fact, whatever it scores: it
+    // restates recent requests, so it matches them better than what the user taught.
+    let digest = |r: &candidates::Row| r.kind == Kind::WorkingSummary;
+    ranked.sort_by(|a, b| {
+        digest(&a.2)
+            .cmp(&digest(&b.2))
+            .then_with(|| b.0.total_cmp(&a.0))
+            .then_with(|| a.2.id.cmp(&b.2.id))
+    });
     ranked.truncate(limit);
 
     let mut hits = Vec::with_capacity(ranked.len());

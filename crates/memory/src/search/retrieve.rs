@@ -2,11 +2,16 @@
 
 use rusqlite::Connection;
 
+use super::profile::{is_standing, standing};
 use super::{SearchQuery, pinned, search_with};
 use crate::MemoryError;
 use crate::adapt::Outcome;
 use crate::policy::RetrievalPolicy;
-use crate::render::{RenderedMemory, render_memories};
+use crate::render::{RenderedMemory, profile_fits, render_with_profile};
+
+/// Standing units read per turn to build the profile. More than fit any sensible
+/// `profile_tokens`: reaching it means the profile is cut down to what the request needs.
+const PROFILE_SCAN: usize = 64;
 
 /// A turn's memory section and what the retrieval found (for the adaptive policy).
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -32,9 +37,11 @@ pub fn retrieve_for_prompt(
 /// [`retrieve_for_prompt`] with units close in meaning (`similar`, see
 /// [`super::search_with`]), also saying what was found. Read-only.
 ///
-/// Pinned units that match the query are placed before other pinned units, so when more are
-/// pinned than `max_pinned` allows, the relevant ones win. Pinned units are rendered only in
-/// the pinned share, never as ordinary hits.
+/// The standing-rules profile (see `profile`) comes first: whole while it fits
+/// `policy.profile_tokens`, else only its units the query found, best first. Pinned units
+/// that match the query are placed before other pinned units, so when more are pinned than
+/// `max_pinned` allows, the relevant ones win. Pinned units are rendered only in the pinned
+/// share, never as ordinary hits.
 pub fn retrieve(
     conn: &Connection,
     scope: &str,
@@ -45,6 +52,11 @@ pub fn retrieve(
     similar: &[(String, f32)],
 ) -> Result<Retrieval, MemoryError> {
     let always = pinned(conn, scope, policy.max_pinned, now_ms)?;
+    let rules = if policy.profile_tokens > 0 {
+        standing(conn, scope, PROFILE_SCAN, now_ms)?
+    } else {
+        Vec::new()
+    };
     // Only what the request is about: see `request`.
     let query_text = &super::request::topic(query_text);
     let q = SearchQuery {
@@ -65,7 +77,15 @@ pub fn retrieve(
             pinned_units.push(unit);
         }
     }
-    let rendered = render_memories(&pinned_units, &hits, budget_tokens, policy);
+    let profile = if rules.len() < PROFILE_SCAN && profile_fits(&rules, policy.profile_tokens) {
+        rules
+    } else {
+        hits.iter()
+            .filter(|h| is_standing(h.unit.kind) && !h.unit.pinned)
+            .map(|h| h.unit.clone())
+            .collect()
+    };
+    let rendered = render_with_profile(&profile, &pinned_units, &hits, budget_tokens, policy);
     let shown = rendered.as_ref().map_or(0, |r| {
         hits.iter()
             .filter(|h| !h.unit.pinned && r.ids.contains(&h.unit.id))

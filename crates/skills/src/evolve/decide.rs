@@ -28,6 +28,8 @@ pub struct Origin {
     /// RFC 3339.
     pub created_at: String,
     pub model: Option<String>,
+    /// The user's requests in those sessions, kept as the skills' retrieval text.
+    pub requests: Vec<String>,
 }
 
 /// One decision per proposal, in order. The rules, applied to each proposal in turn:
@@ -236,6 +238,7 @@ fn accept(v: Valid, previous: Option<String>, origin: &Origin) -> Decision {
             created_at: Some(origin.created_at.clone()).filter(|c| !c.is_empty()),
             model: origin.model.clone(),
             improves: previous.clone(),
+            requests: origin.requests.clone(),
             ..Provenance::default()
         }),
         body: v.body,

@@ -21,11 +21,12 @@ use crate::Skill;
 const K1: f32 = 2.0;
 const B: f32 = 0.75;
 
-/// Field weights for name, tags, description and body: the name and tags say what a skill
-/// is for, the description when it applies, the body only how to do it (and, being long,
-/// mentions many words in passing).
-const FIELDS: usize = 4;
-const WEIGHTS: [f32; FIELDS] = [3.0, 3.0, 2.0, 0.5];
+/// Field weights for name, tags, description, body and the requests a learned skill came
+/// from: the name and tags say what a skill is for, the description when it applies, the
+/// body only how to do it (and, being long, mentions many words in passing). The user's own
+/// requests say what kind of task it is for as well as a description does.
+const FIELDS: usize = 5;
+const WEIGHTS: [f32; FIELDS] = [3.0, 3.0, 2.0, 0.5, 2.0];
 
 /// What retrieval needs to know about an indexed skill.
 #[derive(Debug, Clone)]
@@ -33,6 +34,9 @@ pub(crate) struct Doc {
     pub name: String,
     pub category: String,
     pub always: bool,
+    pub builtin: bool,
+    /// Term ids of the name, sorted: the words the skill is about.
+    pub name_terms: Vec<u32>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -62,12 +66,18 @@ impl Index {
                 &skill.tags.join(" "),
                 skill.description.as_str(),
                 skill.body.as_str(),
+                &skill.requests().join("\n"),
             ];
-            fields.push(texts.map(|t| index.intern_all(t)));
+            let ids = texts.map(|t| index.intern_all(t));
+            let mut name_terms = ids[0].clone();
+            name_terms.sort_unstable();
+            fields.push(ids);
             index.docs.push(Doc {
                 name: skill.name.clone(),
                 category: skill.category.clone(),
                 always: skill.always,
+                builtin: skill.source == crate::skill::Source::Builtin,
+                name_terms,
             });
         }
         let n = fields.len().max(1) as f32;
@@ -163,6 +173,13 @@ impl Index {
                 *slot += w;
             }
         }
+    }
+
+    /// Whether `term` occurs in `doc`.
+    pub(crate) fn contains(&self, term: u32, doc: u32) -> bool {
+        self.postings[term as usize]
+            .binary_search_by_key(&doc, |&(d, _)| d)
+            .is_ok()
     }
 
     /// The terms among `terms` that occur in `doc`.

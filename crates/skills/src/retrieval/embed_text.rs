@@ -8,15 +8,16 @@ use crate::Skill;
 /// the whole batch; skills are far shorter, so this only guards against a runaway file.
 const MAX_CHARS: usize = 16_000;
 
-/// The fields lexical retrieval reads (name, description, tags, body), as one text.
+/// The fields lexical retrieval reads (name, description, the requests it was learned
+/// from, tags, body), as one text. What says when the skill applies comes first: a local
+/// model reads only the first few hundred tokens.
 pub fn embedding_text(skill: &Skill) -> String {
-    let text = format!(
-        "{}\n{}\ntags: {}\n\n{}",
-        skill.name,
-        skill.description,
-        skill.tags.join(", "),
-        skill.body
-    );
+    let mut head = format!("{}\n{}", skill.name, skill.description);
+    for request in skill.requests() {
+        head.push('\n');
+        head.push_str(request);
+    }
+    let text = format!("{head}\ntags: {}\n\n{}", skill.tags.join(", "), skill.body);
     match text.char_indices().nth(MAX_CHARS) {
         Some((cut, _)) => text[..cut].to_owned(),
         None => text,

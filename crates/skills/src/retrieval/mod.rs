@@ -7,6 +7,7 @@
 
 mod bm25;
 mod embed_text;
+mod everyday;
 mod fuse;
 mod lessons;
 mod select;

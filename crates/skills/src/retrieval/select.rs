@@ -68,6 +68,8 @@ pub struct Retriever {
     lessons: Index,
     /// Ids in `lessons` of the words that never select a lesson ([`lessons::GENERIC`]).
     generic: Vec<u32>,
+    /// Ids in `index` of the words that alone never select a built-in (see `everyday`).
+    everyday: Vec<u32>,
 }
 
 impl Retriever {
@@ -75,11 +77,15 @@ impl Retriever {
         let lessons = lessons::index(skills);
         let mut generic = lessons.ids_of(&lessons::generic_stems());
         generic.sort_unstable();
+        let index = Index::build(skills);
+        let mut everyday = index.ids_of(&super::everyday::everyday_stems());
+        everyday.sort_unstable();
         Self {
-            index: Index::build(skills),
+            index,
             config,
             lessons,
             generic,
+            everyday,
         }
     }
 
@@ -241,7 +247,7 @@ impl Retriever {
         let mut touched = Vec::new();
         self.index.accumulate(&terms, &mut scores, &mut touched);
         let docs = &self.index.docs;
-        touched.retain(|&d| !docs[d as usize].always);
+        touched.retain(|&d| !docs[d as usize].always && self.topical(&terms, d));
         let best = touched
             .iter()
             .map(|&d| scores[d as usize])
@@ -253,6 +259,20 @@ impl Retriever {
             .filter(|&(_, s)| s > 0.0 && s >= floor)
             .collect();
         (terms, scored)
+    }
+
+    /// False for a built-in whose only matched words are everyday ones (see `everyday`)
+    /// none of which is in its name.
+    fn topical(&self, terms: &[u32], doc: u32) -> bool {
+        let d = &self.index.docs[doc as usize];
+        if !d.builtin {
+            return true;
+        }
+        terms.iter().any(|&t| {
+            self.index.contains(t, doc)
+                && (self.everyday.binary_search(&t).is_err()
+                    || d.name_terms.binary_search(&t).is_ok())
+        })
     }
 
     pub(super) fn hit(&self, terms: &[u32], doc: u32, score: f32) -> Hit {

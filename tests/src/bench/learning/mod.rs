@@ -6,3 +6,4 @@ pub mod http;
 pub mod report;
 pub mod run;
 pub mod scenario;
+pub mod scenario_zh;

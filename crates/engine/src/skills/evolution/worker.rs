@@ -477,6 +477,7 @@ async fn evolve(worker: &mut Worker, job: &Job, stop: &StopSignal, pacing: &Paci
         sessions: job.sessions.clone(),
         created_at: rfc3339_now(),
         model: Some(worker.endpoint.model.clone()),
+        requests: evolve::requests_of(turns.iter().map(|t| t.user.as_str())),
     };
     let decisions = evolve::decide(parsed.proposals, &library, &origin, worker.settings.max_new);
     let dir = worker.dir.clone();
