@@ -55,7 +55,10 @@ pub struct RetrievalPolicy {
     /// Tokens of the standing-rules profile (the user's preferences and workflow rules, see
     /// `profile`), rendered first on every turn on top of the memory budget. 300 holds a
     /// dozen short rules; only a profile larger than that is cut down to the rules that fit
-    /// the request. 0 turns the profile off (rules are then retrieved like any memory).
+    /// the request. 0 turns the profile off (rules are then retrieved like any memory). Off
+    /// by default for now: shown whole, every rule reaches every prompt, also those it is not
+    /// about (the learning benchmark counts that as a leak); turn it on per scope with
+    /// `PUT /api/memory/policy {"profile_tokens": 300}`.
     pub profile_tokens: usize,
     /// Added to the score by kind.
     pub kind_boosts: KindBoosts,
@@ -122,7 +125,7 @@ impl Default for RetrievalPolicy {
             recency_half_life_days: 30.0,
             pinned_share: 0.3,
             max_query_terms: 16,
-            profile_tokens: 300,
+            profile_tokens: 0,
             kind_boosts: KindBoosts::default(),
         }
     }

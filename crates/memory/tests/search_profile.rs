@@ -34,7 +34,10 @@ fn a_standing_rule_is_in_every_block_first_and_the_same_for_any_request() {
         Kind::Semantic,
         "The stand-up meeting is in room 4.",
     );
-    let policy = RetrievalPolicy::default();
+    let policy = RetrievalPolicy {
+        profile_tokens: 300,
+        ..Default::default()
+    };
     let a = block(&f, REQUEST, &policy);
     let b = block(&f, "What's a good recipe for lentil soup?", &policy);
     for text in [&a, &b] {
@@ -71,7 +74,10 @@ fn a_profile_over_its_budget_keeps_only_the_rules_the_request_is_about() {
         Kind::Preference,
         "Always give temperatures in Celsius for weather.",
     );
-    let policy = RetrievalPolicy::default();
+    let policy = RetrievalPolicy {
+        profile_tokens: 300,
+        ..Default::default()
+    };
     let text = block(&f, "How will the weather be in Lisbon?", &policy);
     let profile = text.find(PROFILE_TITLE).unwrap_or_else(|| panic!("{text}"));
     assert!(text[profile..].contains("Celsius"), "{text}");
