@@ -181,14 +181,24 @@ pub fn pinned(
     limit: usize,
     now_ms: i64,
 ) -> Result<Vec<MemoryUnit>, MemoryError> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT id FROM memory_units
+    let sql = "SELECT id FROM memory_units
          WHERE scope = ?1 AND pinned = 1 AND status = 'active'
            AND (expires_ms IS NULL OR expires_ms > ?2)
-         ORDER BY importance DESC, updated_ms DESC, id LIMIT ?3",
-    )?;
+         ORDER BY importance DESC, updated_ms DESC, id LIMIT ?3";
+    units_of(conn, sql, scope, limit, now_ms)
+}
+
+/// The units whose ids `sql` selects, given `(scope, now_ms, limit)`, in its order.
+pub(super) fn units_of(
+    conn: &Connection,
+    sql: &str,
+    scope: &str,
+    limit: usize,
+    now_ms: i64,
+) -> Result<Vec<MemoryUnit>, MemoryError> {
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-    let ids = stmt
+    let ids = conn
+        .prepare_cached(sql)?
         .query_map(params![scope, now_ms, limit], |r| r.get::<_, String>(0))?
         .collect::<rusqlite::Result<Vec<_>>>()?;
     let mut out = Vec::with_capacity(ids.len());

@@ -11,7 +11,7 @@
 //! A person takes a unit out of the profile by changing its kind (to a fact, `semantic`):
 //! it is then found by relevance like any memory. Archiving removes it.
 
-use rusqlite::{Connection, params};
+use rusqlite::Connection;
 
 use crate::MemoryError;
 use crate::unit::{Kind, MemoryUnit};
@@ -30,22 +30,10 @@ pub fn standing(
     limit: usize,
     now_ms: i64,
 ) -> Result<Vec<MemoryUnit>, MemoryError> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT id FROM memory_units
+    let sql = "SELECT id FROM memory_units
          WHERE scope = ?1 AND status = 'active' AND pinned = 0
            AND kind IN ('preference', 'procedural_observation')
            AND (expires_ms IS NULL OR expires_ms > ?2)
-         ORDER BY importance DESC, created_ms, id LIMIT ?3",
-    )?;
-    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-    let ids = stmt
-        .query_map(params![scope, now_ms, limit], |r| r.get::<_, String>(0))?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    let mut out = Vec::with_capacity(ids.len());
-    for id in ids {
-        if let Some(unit) = crate::db::get(conn, &id)? {
-            out.push(unit);
-        }
-    }
-    Ok(out)
+         ORDER BY importance DESC, created_ms, id LIMIT ?3";
+    super::units_of(conn, sql, scope, limit, now_ms)
 }

@@ -33,7 +33,7 @@ pub struct Rule {
     pub tasks: &'static [&'static str],
 }
 
-const fn stated(
+pub const fn stated(
     kind: Kind,
     statement: &'static str,
     marker: &'static str,
@@ -48,7 +48,7 @@ const fn stated(
     }
 }
 
-const fn correction(
+pub const fn correction(
     kind: Kind,
     corrects: &'static str,
     statement: &'static str,

@@ -2,38 +2,7 @@
 //! once, later tasks of its kind worded differently, tasks no rule is about), written for a
 //! user who speaks Chinese. Markers stay ASCII or short Chinese phrases no task contains.
 
-use super::scenario::{Kind, Rule};
-
-const fn stated(
-    kind: Kind,
-    statement: &'static str,
-    marker: &'static str,
-    tasks: &'static [&'static str],
-) -> Rule {
-    Rule {
-        kind,
-        corrects: None,
-        statement,
-        marker,
-        tasks,
-    }
-}
-
-const fn correction(
-    kind: Kind,
-    corrects: &'static str,
-    statement: &'static str,
-    marker: &'static str,
-    tasks: &'static [&'static str],
-) -> Rule {
-    Rule {
-        kind,
-        corrects: Some(corrects),
-        statement,
-        marker,
-        tasks,
-    }
-}
+use super::scenario::{Kind, Rule, correction, stated};
 
 pub const RULES: &[Rule] = &[
     stated(
