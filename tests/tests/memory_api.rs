@@ -133,7 +133,8 @@ async fn compatibility_routes_keep_the_reference_shapes() {
     assert!(ingest["sessions"].is_array());
 
     // An explicit scope decides where the memories go: `scope_id` of flush_session and
-    // `scope` of ingest, over the scope the turns were recorded in.
+    // `scope` of ingest, over the scope the turns were recorded in. Each session states a
+    // rule, so it teaches something (a session that taught nothing leaves no digest).
     let in_scope = async |scope: &str, text: &str| -> bool {
         let (_, units) = d
             .admin(Method::GET, &format!("/api/memory?scope={scope}"), None)
@@ -143,13 +144,13 @@ async fn compatibility_routes_keep_the_reference_shapes() {
     for (session, text, route, body) in [
         (
             "plugin-2",
-            "Our staging cluster runs in Frankfurt.",
+            "From now on, deploy staging to the Frankfurt cluster.",
             "/v1/memory/flush_session",
             json!({"session_id": "plugin-2", "scope_id": "team-ops"}),
         ),
         (
             "plugin-3",
-            "The billing service is written in Go.",
+            "From now on, write the billing service in Go.",
             "/v1/memory/ingest",
             json!({"session_id": "plugin-3", "scope": "team-billing"}),
         ),
