@@ -15,7 +15,7 @@ use super::terms::{Term, TermKind, quote};
 /// Counting stops here; a term this common is simply common. One past the ranked budget:
 /// nothing finer is needed to tell a rare term from a common one.
 pub const DF_CAP: u64 = super::candidates::POSTINGS_BUDGET + 1;
-/// Most indexed trigrams a short CJK run expands to.
+/// Most indexed trigrams a CJK piece expands to.
 const MAX_EXPANSIONS: i64 = 32;
 /// Sorts after every character, to turn a prefix into a range of terms.
 const AFTER_ALL: char = '\u{10FFFF}';
@@ -57,15 +57,15 @@ pub(super) fn stable_plans(conn: &Connection) -> rusqlite::Result<()> {
 
 fn stat(conn: &Connection, counts: &Counts, t: &Term) -> rusqlite::Result<TermStat> {
     let piece = match t.kind {
-        TermKind::Word | TermKind::Trigram => t.fts_piece(),
-        TermKind::ShortCjk => expand(conn, &t.text)?,
+        TermKind::Word => t.fts_piece(),
+        TermKind::Cjk => expand(conn, &t.text)?,
     };
     let Some(piece) = piece else {
         return Ok(TermStat { piece: None, df: 0 });
     };
     let table = match t.kind {
         TermKind::Word => "memory_fts",
-        TermKind::Trigram | TermKind::ShortCjk => "memory_fts_cjk",
+        TermKind::Cjk => "memory_fts_cjk",
     };
     let df = match counts.get(table, &piece) {
         Some(df) => df,
@@ -94,10 +94,11 @@ fn capped_df(conn: &Connection, table: &str, piece: &str) -> rusqlite::Result<u6
     Ok(u64::try_from(df).unwrap_or(0))
 }
 
-/// A one- or two-character CJK run is searched as the indexed trigrams starting with it
-/// (which misses only an occurrence at the very end of a column). The trigram list comes
-/// from a connection-local TEMP `fts5vocab` view: it stores nothing and never touches the
-/// database file, so read-only connections can use it.
+/// A CJK bigram or lone character is searched as the indexed trigrams starting with it
+/// (which misses only an occurrence at the very end of a column; scoring, which reads the
+/// text, still counts it there). The trigram list comes from a connection-local TEMP
+/// `fts5vocab` view: it stores nothing and never touches the database file, so read-only
+/// connections can use it.
 fn expand(conn: &Connection, run: &str) -> rusqlite::Result<Option<String>> {
     conn.prepare_cached(CREATE_CJK_VOCAB)?.execute([])?;
     let mut stmt = conn.prepare_cached(

@@ -1,11 +1,14 @@
 //! From free user text to safe full-text queries.
 //!
 //! Text is cut into runs of letters and digits. Runs of CJK characters (which have no
-//! spaces between words) are kept apart: they are searched by trigrams in `memory_fts_cjk`;
-//! runs shorter than three characters by the indexed trigrams that start with them. Every other run is lowercased, checked
-//! against a stop-word list, and dropped when it is one character long. Each term goes into
-//! the MATCH expression quoted, so nothing the user types can be read as FTS5 syntax
-//! (`NEAR(`, `*`, `-`, `:`, `AND`, quotes…).
+//! spaces between words) are kept apart and searched by their character bigrams (a lone
+//! character by itself), the usual unit for Chinese: a two-character word is the common
+//! case, and a longer window crosses word boundaries ("房子月租多少" shares no three
+//! characters with "月租六千五"). `memory_fts_cjk` indexes trigrams, so each piece is
+//! looked up as the indexed trigrams that start with it (see `stats`). Every other run is
+//! lowercased, checked against a stop-word list, and dropped when it is one character long.
+//! Each term goes into the MATCH expression quoted, so nothing the user types can be read as
+//! FTS5 syntax (`NEAR(`, `*`, `-`, `:`, `AND`, quotes…).
 
 use std::collections::{HashMap, HashSet};
 
@@ -75,22 +78,20 @@ pub struct QueryTerms {
     /// Lowercased words of spaced scripts, without stop words, one-character tokens and
     /// duplicates, in the order they appear.
     pub words: Vec<String>,
-    /// Three-character substrings of CJK runs of three characters or more.
-    pub trigrams: Vec<String>,
-    /// CJK runs shorter than three characters (no trigram to search by).
-    pub short_cjk: Vec<String>,
+    /// Character bigrams of CJK runs, and runs of one character, without duplicates.
+    pub cjk: Vec<String>,
     /// The CJK runs, for reporting which parts matched.
     pub cjk_runs: Vec<String>,
 }
 
 impl QueryTerms {
-    /// Parses `text`, keeping at most `max_terms` words and `max_terms` trigrams. When a
+    /// Parses `text`, keeping at most `max_terms` words and `max_terms` CJK pieces. When a
     /// long message has more, the longest words are kept (length is a cheap stand-in for
-    /// rarity) and trigrams are sampled evenly across the text.
+    /// rarity) and CJK pieces are sampled evenly across the text.
     pub fn parse(text: &str, max_terms: usize) -> QueryTerms {
         let mut q = QueryTerms::default();
         let mut seen = HashSet::new();
-        let mut seen_tri = HashSet::new();
+        let mut seen_cjk = HashSet::new();
         for run in runs(text) {
             match run {
                 Run::Word(w) => {
@@ -102,17 +103,9 @@ impl QueryTerms {
                     }
                 }
                 Run::Cjk(s) => {
-                    let chars: Vec<char> = s.chars().collect();
-                    if chars.len() < 3 {
-                        if seen.insert(s.clone()) {
-                            q.short_cjk.push(s.clone());
-                        }
-                    } else {
-                        for w in chars.windows(3) {
-                            let t: String = w.iter().collect();
-                            if seen_tri.insert(t.clone()) {
-                                q.trigrams.push(t);
-                            }
+                    for piece in cjk_pieces(&s) {
+                        if seen_cjk.insert(piece.clone()) {
+                            q.cjk.push(piece);
                         }
                     }
                     if !q.cjk_runs.contains(&s) {
@@ -122,14 +115,22 @@ impl QueryTerms {
             }
         }
         q.words = keep_longest(q.words, max_terms);
-        q.trigrams = sample_evenly(q.trigrams, max_terms);
-        q.short_cjk.truncate(max_terms);
+        q.cjk = sample_evenly(q.cjk, max_terms);
         q
     }
 
     pub fn is_empty(&self) -> bool {
-        self.words.is_empty() && self.trigrams.is_empty() && self.short_cjk.is_empty()
+        self.words.is_empty() && self.cjk.is_empty()
     }
+}
+
+/// The bigrams of a CJK run, in order; a run of one character stands for itself.
+fn cjk_pieces(run: &str) -> Vec<String> {
+    let chars: Vec<char> = run.chars().collect();
+    if chars.len() < 2 {
+        return vec![run.to_owned()];
+    }
+    chars.windows(2).map(|w| w.iter().collect()).collect()
 }
 
 /// Quotes one term for FTS5: inside double quotes everything is literal, and a double
@@ -169,10 +170,8 @@ fn sample_evenly(items: Vec<String>, max: usize) -> Vec<String> {
 pub enum TermKind {
     /// A word in `memory_fts`, searched with its inflected forms.
     Word,
-    /// A trigram in `memory_fts_cjk`.
-    Trigram,
-    /// A one- or two-character CJK run: the trigrams of `memory_fts_cjk` starting with it.
-    ShortCjk,
+    /// A CJK bigram or lone character: the trigrams of `memory_fts_cjk` starting with it.
+    Cjk,
 }
 
 /// One searchable term.
@@ -191,16 +190,16 @@ impl Term {
             kind,
             forms: match kind {
                 TermKind::Word => forms(text),
-                TermKind::Trigram | TermKind::ShortCjk => vec![text.to_owned()],
+                TermKind::Cjk => vec![text.to_owned()],
             },
         }
     }
 
     /// The term in a MATCH expression: every form quoted (so it is never FTS syntax) and
-    /// ORed. Short CJK runs have no piece of their own (they expand to indexed trigrams).
+    /// ORed. CJK pieces have none of their own (they expand to indexed trigrams).
     pub fn fts_piece(&self) -> Option<String> {
         match (self.kind, self.forms.as_slice()) {
-            (TermKind::ShortCjk, _) | (_, []) => None,
+            (TermKind::Cjk, _) | (_, []) => None,
             (_, [one]) => Some(quote(one)),
             (_, many) => Some(format!(
                 "({})",
@@ -214,20 +213,18 @@ impl Term {
 }
 
 impl QueryTerms {
-    /// Every term, words first, then trigrams, then short CJK runs.
+    /// Every term, words first, then CJK pieces.
     pub fn all(&self) -> Vec<Term> {
         let tag =
             |list: &[String], kind| list.iter().map(|t| Term::new(t, kind)).collect::<Vec<_>>();
         let mut out = tag(&self.words, TermKind::Word);
-        out.extend(tag(&self.trigrams, TermKind::Trigram));
-        out.extend(tag(&self.short_cjk, TermKind::ShortCjk));
+        out.extend(tag(&self.cjk, TermKind::Cjk));
         out
     }
 }
 
 /// Which of `terms` a unit's text contains, as the full-text indexes would see it: one of
-/// a word's forms must be one of the text's words; trigrams and short CJK runs must occur
-/// in its CJK text.
+/// a word's forms must be one of the text's words; CJK pieces must occur in its CJK text.
 ///
 /// Called for every candidate (hundreds per long message), so the text is cut as [`runs`]
 /// does but in one pass, each word checked in a reused buffer rather than collected.
@@ -284,7 +281,7 @@ pub fn presence(terms: &[Term], text: &str) -> Vec<bool> {
 }
 
 /// The matched terms for people: words as they are, and for each CJK run of the query the
-/// longest stretches whose trigrams all matched ("时间格式" rather than "时间格", "间格式").
+/// longest stretches whose bigrams all matched ("时间格式" rather than "时间", "间格", "格式").
 pub fn matched_terms(q: &QueryTerms, terms: &[Term], present: &[bool]) -> Vec<String> {
     let hit: HashMap<(&str, TermKind), bool> = terms
         .iter()
@@ -300,15 +297,15 @@ pub fn matched_terms(q: &QueryTerms, terms: &[Term], present: &[bool]) -> Vec<St
         .collect();
     for run in &q.cjk_runs {
         let chars: Vec<char> = run.chars().collect();
-        if chars.len() < 3 {
-            if found(run, TermKind::ShortCjk) {
+        if chars.len() < 2 {
+            if found(run, TermKind::Cjk) {
                 out.push(run.clone());
             }
             continue;
         }
         let hits: Vec<bool> = chars
-            .windows(3)
-            .map(|w| found(&w.iter().collect::<String>(), TermKind::Trigram))
+            .windows(2)
+            .map(|w| found(&w.iter().collect::<String>(), TermKind::Cjk))
             .collect();
         let mut i = 0;
         while i < hits.len() {
@@ -320,7 +317,7 @@ pub fn matched_terms(q: &QueryTerms, terms: &[Term], present: &[bool]) -> Vec<St
             while i < hits.len() && hits[i] {
                 i += 1;
             }
-            out.push(chars[start..i + 2].iter().collect());
+            out.push(chars[start..=i].iter().collect());
         }
     }
     out
@@ -361,14 +358,13 @@ mod tests {
     }
 
     #[test]
-    fn cjk_runs_become_trigrams_or_short_terms() {
+    fn cjk_runs_become_bigrams_or_single_characters() {
         let q = QueryTerms::parse("时间格式 用 UTC", 16);
         assert_eq!(q.words, vec!["utc"]);
-        assert_eq!(q.trigrams, vec!["时间格", "间格式"]);
-        assert_eq!(q.short_cjk, vec!["用"]);
+        assert_eq!(q.cjk, vec!["时间", "间格", "格式", "用"]);
         let terms = q.all();
         let present = presence(&terms, "所有时间格式都用 UTC");
-        assert_eq!(present, vec![true, true, true, true]);
+        assert_eq!(present, vec![true, true, true, true, true]);
         assert_eq!(
             matched_terms(&q, &terms, &present),
             vec!["utc", "时间格式", "用"]
@@ -394,7 +390,7 @@ mod tests {
             .iter()
             .map(|t| match t.kind {
                 TermKind::Word => t.forms.iter().any(|f| words.contains(f)),
-                TermKind::Trigram | TermKind::ShortCjk => cjk_text.contains(t.text.as_str()),
+                TermKind::Cjk => cjk_text.contains(t.text.as_str()),
             })
             .collect()
     }
