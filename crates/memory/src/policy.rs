@@ -20,8 +20,9 @@ pub struct RetrievalPolicy {
     /// choice, so a few are always shown; many would crowd out what the query needs.
     pub max_pinned: usize,
     /// Candidates whose lexical score (the idf-weighted share of query terms they hold,
-    /// relative to the best candidate, 0..=1) is below this are dropped. 0.15 keeps
-    /// partial matches but drops units that share only one common word with a long query.
+    /// relative to the best candidate, 0..=1) is below this are left out of prompts. 0.15
+    /// keeps partial matches but drops units that share only one common word with a long
+    /// query. Search itself ranks every match (a ranked list can show weak matches last).
     pub min_lexical_score: f32,
     /// Weight of the lexical score. 1.0: relevance to the query dominates; the other terms
     /// only reorder close matches.

@@ -77,13 +77,31 @@ pub fn search(
 
 /// [`search`], with `similar`: units close to the query in meaning, as `(id, cosine)` from
 /// an embedding index. They add the weighted cosine to their score, and qualify without
-/// sharing enough words when their cosine reaches `policy.min_similarity`.
+/// sharing a word when their cosine reaches `policy.min_similarity`.
+///
+/// Every unit sharing a term with the query is ranked, however weakly it matches: a caller
+/// asking for ten hits gets ten when there are ten. `policy.min_lexical_score` is a
+/// prompt's cut-off, applied by [`retrieve`].
 pub fn search_with(
     conn: &Connection,
     q: &SearchQuery,
     policy: &RetrievalPolicy,
     now_ms: i64,
     similar: &[(String, f32)],
+) -> Result<Vec<Hit>, MemoryError> {
+    search_above(conn, q, policy, now_ms, similar, 0.0)
+}
+
+/// [`search_with`], keeping only units whose lexical score (relative to the best
+/// candidate's) reaches `min_lexical` or whose cosine reaches `policy.min_similarity`. The
+/// cut-off comes before the limit, so the hits are the best of those that pass.
+pub(super) fn search_above(
+    conn: &Connection,
+    q: &SearchQuery,
+    policy: &RetrievalPolicy,
+    now_ms: i64,
+    similar: &[(String, f32)],
+    min_lexical: f32,
 ) -> Result<Vec<Hit>, MemoryError> {
     let parsed = terms::QueryTerms::parse(&q.text, policy.max_query_terms.max(1));
     if parsed.is_empty() && similar.is_empty() {
@@ -115,7 +133,7 @@ pub fn search_with(
         .filter(|(_, _, cov, cosine)| *cov > 0.0 || close(*cosine))
         .collect();
     // Relevance is relative to the best rule, preference or fact: a session digest restating
-    // the request must not push what the user taught under `min_lexical_score`.
+    // the request must not push what the user taught under `min_lexical`.
     let best_of = |digests: bool| {
         scored
             .iter()
@@ -135,8 +153,7 @@ pub fn search_with(
             } else {
                 0.0
             };
-            let qualifies =
-                lexical >= policy.min_lexical_score && cov > 0.0 || cosine >= policy.min_similarity;
+            let qualifies = lexical >= min_lexical && cov > 0.0 || cosine >= policy.min_similarity;
             qualifies.then(|| {
                 let c = score::components(&row, lexical, cosine, policy, now_ms);
                 (c.total(), c, row, present)

@@ -3,7 +3,7 @@
 use rusqlite::Connection;
 
 use super::profile::{is_standing, standing};
-use super::{SearchQuery, pinned, search_with};
+use super::{SearchQuery, pinned, search_above};
 use crate::MemoryError;
 use crate::adapt::Outcome;
 use crate::policy::RetrievalPolicy;
@@ -35,7 +35,8 @@ pub fn retrieve_for_prompt(
 }
 
 /// [`retrieve_for_prompt`] with units close in meaning (`similar`, see
-/// [`super::search_with`]), also saying what was found. Read-only.
+/// [`super::search_with`]), also saying what was found. Read-only. Only hits reaching
+/// `policy.min_lexical_score` (or `min_similarity`) are considered.
 ///
 /// The standing-rules profile (see `profile`) comes first: whole while it fits
 /// `policy.profile_tokens`, else only its units the query found, best first. Pinned units
@@ -66,7 +67,8 @@ pub fn retrieve(
         limit: policy.max_units + policy.max_pinned,
         include_inactive: false,
     };
-    let hits = search_with(conn, &q, policy, now_ms, similar)?;
+    // A prompt is read by the model whatever it holds: what barely matches stays out.
+    let hits = search_above(conn, &q, policy, now_ms, similar, policy.min_lexical_score)?;
     let mut pinned_units: Vec<_> = hits
         .iter()
         .filter(|h| h.unit.pinned)
