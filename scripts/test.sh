@@ -43,6 +43,9 @@ export METACLAW_AGENTS_DIR
 # load it through the same import code users run (nothing is downloaded from a model hub).
 METACLAW_TEST_MODEL="$(bash scripts/test-model.sh | tail -n 1)"
 export METACLAW_TEST_MODEL
+# Every MetaClaw started by a test fetches models from here: a closed port, so a home without
+# the embedding model stays lexical instead of downloading it.
+export METACLAW_MODELS_URL="http://127.0.0.1:9/tests-never-download"
 export METACLAW_TEST_KEYCHAIN=1
 export METACLAW_BIN="$PWD/target/debug/metaclaw"
 export FAKE_UPSTREAM_BIN="$PWD/target/debug/fake-upstream"

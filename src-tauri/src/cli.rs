@@ -395,17 +395,33 @@ pub enum CalendarCommand {
 
 #[derive(Debug, Subcommand)]
 pub enum ModelsCommand {
-    /// Save MODEL's tokenizer.json, tokenizer_config.json (and chat_template.jinja) to
-    /// `$METACLAW_HOME/models/MODEL/` from Hugging Face or the mirror in `HF_ENDPOINT`
-    /// (`HF_TOKEN` for gated models).
+    /// Without MODEL: the local embedding model that finds skills and memories by meaning
+    /// (paraphrase-multilingual-MiniLM-L12-v2, checked against pinned checksums) into
+    /// `$METACLAW_HOME/models/embeddings/`. With MODEL (or --tokenizer): that served model's
+    /// tokenizer.json, tokenizer_config.json (and chat_template.jinja) into
+    /// `$METACLAW_HOME/models/MODEL/`, for weight learning. From Hugging Face or the mirror in
+    /// `HF_ENDPOINT` (`HF_TOKEN` for gated models); `METACLAW_MODELS_URL` replaces the
+    /// embedding model's whole address.
     Download {
-        /// The model id, like Qwen/Qwen3-4B (default: rl.model, else llm.model_id).
+        /// A served model's id, like Qwen/Qwen3-4B, for its tokenizer.
         model: Option<String>,
-        /// A branch, tag or commit of the model's repository.
+        /// The tokenizer of the configured model (rl.model, else llm.model_id).
+        #[arg(long, conflicts_with = "model")]
+        tokenizer: bool,
+        /// A branch, tag or commit of the model's repository (tokenizers).
         #[arg(long, value_name = "R")]
         revision: Option<String>,
         /// Download from this Hugging Face-compatible host instead (overrides HF_ENDPOINT).
         #[arg(long, value_name = "URL")]
         hf_endpoint: Option<String>,
     },
+    /// Install an embedding model from a folder or .zip in the sentence-transformers layout
+    /// (config.json, tokenizer.json, model.safetensors, 1_Pooling/config.json), for machines
+    /// without the internet. Another model than the default is accepted with a warning.
+    Import {
+        /// The folder or archive.
+        path: PathBuf,
+    },
+    /// The installed embedding model, and what the running MetaClaw retrieves with.
+    Status,
 }

@@ -84,16 +84,22 @@ fn run(cli: Cli) -> Outcome {
         Some(Command::TrainStep { json }) => commands::train::run(&paths, json),
         Some(Command::Models(ModelsCommand::Download {
             model,
+            tokenizer,
             revision,
             hf_endpoint,
         })) => commands::models::download(
             &paths,
             commands::models::DownloadArgs {
                 model,
+                tokenizer,
                 revision,
                 hf_endpoint,
             },
         ),
+        Some(Command::Models(ModelsCommand::Import { path })) => {
+            commands::models::import(&paths, &path)
+        }
+        Some(Command::Models(ModelsCommand::Status)) => commands::models::status(&paths),
         Some(Command::Uninstall { yes, keep_data }) => {
             commands::uninstall::run(&paths, yes, keep_data)
         }

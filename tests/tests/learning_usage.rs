@@ -67,8 +67,8 @@ async fn learning_calls_are_recorded_per_day_and_purpose_and_survive_a_restart()
     let port = free_port();
     let home = Home::new(&format!(
         "llm:\n  api: openai\n  api_base: {}\n  model_id: fake-model\nproxy:\n  port: {port}\n\
-         skills:\n  auto_evolve: false\n  retrieval_mode: embedding\n  embedding_model: fake-embed\n\
-         memory:\n  auto_extract: false\n",
+         skills:\n  auto_evolve: false\n  retrieval_mode: embedding\n  embedding_source: api\n  embedding_model: fake-embed\n\
+         memory:\n  auto_extract: false\n  retrieval_mode: keyword\n",
         fake.base_url_openai()
     ));
     home.start_daemon().await;

@@ -1,7 +1,9 @@
-//! Memory found by meaning through the real binary (`memory.retrieval_mode: hybrid`, vectors
-//! from the fake's `/v1/embeddings`, where "puppy" embeds as "dog"): a unit sharing no word
-//! with the question is explained as "similar in meaning" and injected into the agent's
-//! prompt; keyword mode does not find it; a failing embeddings API leaves the turn served.
+//! Memory found by meaning through the real binary with a provider's embeddings API
+//! (`memory.retrieval_mode: hybrid`, `skills.embedding_source: api`, vectors from the fake's
+//! `/v1/embeddings`, where "puppy" embeds as "dog"): a unit sharing no word with the question
+//! is explained as "similar in meaning" and injected into the agent's prompt; keyword mode
+//! does not find it; a failing embeddings API leaves the turn served. (The local model:
+//! `embeddings_local.rs`.)
 
 #![allow(clippy::unwrap_used, clippy::panic)] // test helpers outside #[test] fns
 
@@ -47,7 +49,11 @@ async fn search(d: &Daemon, q: &str) -> Vec<Value> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_memory_sharing_no_word_with_the_question_is_found_by_meaning() {
-    let d = Daemon::start("memory:\n  retrieval_mode: hybrid\n").await;
+    let d = Daemon::start_with(
+        "  embedding_source: api\n",
+        "memory:\n  retrieval_mode: hybrid\n",
+    )
+    .await;
     remember(&d).await;
     // Adding a unit queues its embedding; search by meaning works once the index is in.
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
@@ -91,7 +97,11 @@ async fn a_memory_sharing_no_word_with_the_question_is_found_by_meaning() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn keyword_mode_finds_memories_by_their_words_only() {
-    let d = Daemon::start("").await;
+    let d = Daemon::start_with(
+        "  embedding_source: api\n",
+        "memory:\n  retrieval_mode: keyword\n",
+    )
+    .await;
     remember(&d).await;
     assert!(search(&d, QUESTION).await.is_empty());
     let body = d.chat("s1", "default", QUESTION, false).await;

@@ -63,7 +63,13 @@ async fn models_download_saves_the_configured_models_tokenizer_and_proves_it_loa
 
     let mut c = cmd(
         &home,
-        &["models", "download", "--hf-endpoint", &fake.hf_base_url()],
+        &[
+            "models",
+            "download",
+            "--tokenizer",
+            "--hf-endpoint",
+            &fake.hf_base_url(),
+        ],
     );
     c.env("HF_TOKEN", HF_TOKEN)
         .env("HF_ENDPOINT", "http://127.0.0.1:1/not-used");
@@ -193,8 +199,9 @@ async fn models_download_explains_a_missing_model_a_bad_id_and_no_server() {
         "{err}"
     );
 
-    // Nothing named and nothing configured is a usage error that says what to do.
-    let o = output(cmd(&home, &["models", "download"])).await;
+    // The configured model's tokenizer, with none configured, is a usage error that says what
+    // to do.
+    let o = output(cmd(&home, &["models", "download", "--tokenizer"])).await;
     assert_eq!(o.status.code(), Some(2), "{o:?}");
     assert!(stderr(&o).contains("set rl.model"), "{o:?}");
 }

@@ -34,7 +34,8 @@ fn home(chat: &FakeUpstream, embeddings: Option<&str>, skills: &str) -> (Home, u
         .unwrap_or_default();
     let home = Home::new(&format!(
         "llm:\n  api: openai\n  api_base: {}\n  model_id: fake-model\nproxy:\n  port: {port}\n\
-         skills:\n  auto_evolve: false\n  embedding_model: fake-embed\n{embedding_base}{skills}",
+         memory:\n  retrieval_mode: keyword\n\
+         skills:\n  auto_evolve: false\n  embedding_source: api\n  embedding_model: fake-embed\n{embedding_base}{skills}",
         chat.base_url_openai()
     ));
     (home, port)

@@ -7,6 +7,7 @@ pub mod calendar;
 pub mod clock;
 pub mod config;
 pub mod effect;
+pub mod embeddings;
 pub mod events;
 pub mod learned_turns;
 pub mod llm;

@@ -76,13 +76,18 @@ impl Paths {
         default_home().is_some_and(|d| std::path::absolute(d).is_ok_and(|d| d == self.home))
     }
 
-    /// Creates the home and its directories; the home (and so everything in it) is private to
-    /// the user.
     /// The desktop app's one-instance socket: it exists while the app runs.
     pub fn desktop_socket(&self) -> PathBuf {
         self.run.join("desktop.sock")
     }
 
+    /// The local embedding models' store (`models/` itself holds tokenizers of served models).
+    pub fn embedding_models(&self) -> PathBuf {
+        self.home.join("models").join("embeddings")
+    }
+
+    /// Creates the home and its directories; the home (and so everything in it) is private to
+    /// the user.
     pub fn ensure_dirs(&self) -> Result<(), PathsError> {
         for dir in [&self.home, &self.skills, &self.logs, &self.run] {
             fs::create_dir_all(dir).map_err(|source| PathsError::Create {

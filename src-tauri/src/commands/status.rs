@@ -159,6 +159,9 @@ pub fn run(paths: &Paths, as_json: bool) -> Outcome {
             m.active, m.pinned, m.scopes, m.superseded, m.archived
         )),
     }
+    if let Some(e) = &s.embeddings {
+        output::line(format!("  retrieval:  {}", e.line));
+    }
     if let Some(w) = &s.wechat {
         output::line(format!("  wechat:     {}", w.line));
     }

@@ -141,6 +141,7 @@ pub async fn start_proxy_in(
         .env("METACLAW_SECRET_BACKEND", "file")
         .env("METACLAW_LLM_API_KEY", spec.upstream_key)
         .env("METACLAW_PROXY_API_KEY", spec.proxy_key)
+        .env(crate::NO_MODEL_DOWNLOADS.0, crate::NO_MODEL_DOWNLOADS.1)
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .stdout(log_file.try_clone()?)

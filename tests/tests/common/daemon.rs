@@ -45,6 +45,10 @@ impl Home {
             .env("METACLAW_HOME", self.dir.path())
             .env("METACLAW_SECRET_BACKEND", backend)
             .env("METACLAW_PROXY_API_KEY", PROXY_KEY)
+            .env(
+                metaclaw_e2e::NO_MODEL_DOWNLOADS.0,
+                metaclaw_e2e::NO_MODEL_DOWNLOADS.1,
+            )
             .env_remove("METACLAW_LLM_API_KEY");
         c
     }

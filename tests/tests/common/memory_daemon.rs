@@ -18,10 +18,16 @@ impl MemoryDaemon {
     /// A daemon with skills off whose chat goes to a fresh fake upstream; `extra` is
     /// appended to the config.
     pub async fn start(extra: &str) -> MemoryDaemon {
+        Self::start_with("", extra).await
+    }
+
+    /// [`Self::start`] with `skills` more lines under `skills:` (indented), such as the
+    /// embedding source memory shares with skills.
+    pub async fn start_with(skills: &str, extra: &str) -> MemoryDaemon {
         let fake = FakeUpstream::start(FakeOptions::default()).await.unwrap();
         let port = free_port();
         let home = Home::new(&format!(
-            "llm:\n  api: openai\n  api_base: {}\n  model_id: fake-model\nproxy:\n  port: {port}\nskills:\n  enabled: false\n{extra}",
+            "llm:\n  api: openai\n  api_base: {}\n  model_id: fake-model\nproxy:\n  port: {port}\nskills:\n  enabled: false\n{skills}{extra}",
             fake.base_url_openai()
         ));
         home.start_daemon().await;

@@ -5,6 +5,7 @@ mod agents;
 mod api_error;
 mod cost;
 mod effect;
+mod embeddings;
 mod events;
 mod learning;
 mod learning_usage;

@@ -65,6 +65,8 @@ pub struct AdminState {
     pub learning_models: std::collections::BTreeMap<String, String>,
     /// `/api/wechat`: OpenClaw's WeChat plugin, its install and QR login.
     pub wechat: crate::wechat::Wechat,
+    /// Retrieval by meaning's source, for status.
+    pub embeddings: Option<crate::embeddings::Embeddings>,
 }
 
 pub fn router(state: Arc<AdminState>) -> Router {
@@ -93,6 +95,7 @@ pub fn router(state: Arc<AdminState>) -> Router {
         .merge(super::cost::router())
         .merge(super::effect::router())
         .merge(super::wechat::router())
+        .merge(super::embeddings::router())
         .route_layer(middleware::from_fn_with_state(state.clone(), require_token))
         .with_state(state)
 }
@@ -234,6 +237,7 @@ async fn status(State(state): State<Arc<AdminState>>) -> Response {
         learning_calls: crate::llm::calls::snapshot(),
         tasks: state.tasks.report(),
         wechat,
+        embeddings: state.embeddings.as_ref().map(|e| e.status()),
     };
     Json(body).into_response()
 }

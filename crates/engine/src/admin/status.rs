@@ -53,6 +53,10 @@ pub struct Status {
     /// The WeChat channel, when it is not simply off.
     #[serde(default)]
     pub wechat: Option<WechatStatus>,
+    /// Retrieval by meaning: its source and whether it works now; `None` when skills and
+    /// memory are both retrieved by words only.
+    #[serde(default)]
+    pub embeddings: Option<crate::embeddings::EmbeddingsStatus>,
 }
 
 /// The WeChat channel in status: its state and the sentence for it.

@@ -7,8 +7,9 @@ use super::de;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MemoryRetrieval {
-    #[default]
     Keyword,
+    /// Words and meaning fused (the source is `skills.embedding_source`).
+    #[default]
     Hybrid,
     Embedding,
 }
@@ -81,7 +82,7 @@ impl Default for MemoryConfig {
             enabled: true,
             dir: String::new(),
             scope: "default".into(),
-            retrieval_mode: MemoryRetrieval::Keyword,
+            retrieval_mode: MemoryRetrieval::Hybrid,
             use_embeddings: false,
             embedding_mode: "hashing".into(),
             embedding_model: "all-MiniLM-L6-v2".into(),

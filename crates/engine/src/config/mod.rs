@@ -36,7 +36,7 @@ pub use prices::{Price, Prices};
 pub use proxy::{InjectionConfig, Placement, ProxyConfig, SessionConfig};
 pub use rl::{LossFn, ModelProvider, OpdConfig, RlBackend, RlConfig};
 pub use scheduler::{CalendarConfig, SchedulerConfig};
-pub use skills::{SkillRetrieval, SkillsConfig};
+pub use skills::{EmbeddingSource, SkillRetrieval, SkillsConfig};
 pub use skills_sync::SkillsSync;
 pub use time::TimeOfDay;
 pub(crate) use write::write_doc as write_yaml;

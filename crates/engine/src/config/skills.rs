@@ -8,10 +8,25 @@ use super::de;
 #[serde(rename_all = "snake_case")]
 pub enum SkillRetrieval {
     /// Lexical ranking (BM25); the name is kept from earlier versions.
-    #[default]
     Template,
     Embedding,
+    /// Lexical and by meaning, fused: the default since the local model needs no provider.
+    #[default]
     Hybrid,
+}
+
+/// Where the vectors of retrieval by meaning (skills and memory) come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EmbeddingSource {
+    /// `api` when `skills.embedding_api_base` is set, else `local`.
+    #[default]
+    Auto,
+    /// The local model in `$METACLAW_HOME/models/embeddings/`: no call per query.
+    Local,
+    /// The OpenAI-compatible embeddings API (`skills.embedding_api_base`, else an openai
+    /// `llm.api_base`): a paid call per query.
+    Api,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -21,10 +36,15 @@ pub struct SkillsConfig {
     pub enabled: bool,
     /// Empty: `$METACLAW_HOME/skills`. `~` is expanded.
     pub dir: String,
-    /// `template` (lexical), `embedding` (cosine to the query) or `hybrid` (both fused).
-    /// The last two need an embeddings API; until its vectors are in, and on any failure,
-    /// retrieval is lexical.
+    /// `template` (lexical), `embedding` (cosine to the query) or `hybrid` (both fused, the
+    /// default). Until the vectors are in (the local model downloaded and loaded), and on any
+    /// failure, retrieval is lexical.
     pub retrieval_mode: SkillRetrieval,
+    /// `auto`, `local` or `api`: see [`EmbeddingSource`]. Memory uses the same source.
+    pub embedding_source: EmbeddingSource,
+    /// Fetch the default local model in the background at start when it is missing.
+    #[serde(deserialize_with = "de::flexible_bool")]
+    pub embedding_download: bool,
     pub top_k: u32,
     pub task_specific_top_k: u32,
     #[serde(deserialize_with = "de::flexible_bool")]
@@ -45,7 +65,8 @@ pub struct SkillsConfig {
     /// Its key is the secret `skills.embedding_api_key`.
     #[serde(deserialize_with = "de::url")]
     pub embedding_api_base: String,
-    /// Empty: `text-embedding-3-small` (used by the embedding and hybrid retrieval modes).
+    /// The API's model. Empty: `text-embedding-3-small`. (The local model is the one in
+    /// `$METACLAW_HOME/models/embeddings/`; see `metaclaw models status`.)
     pub embedding_model: String,
     /// Cosine a skill needs to be injected in `embedding` mode (and to be a candidate on the
     /// semantic side of `hybrid`), from -1 to 1.
@@ -64,7 +85,9 @@ impl Default for SkillsConfig {
         Self {
             enabled: true,
             dir: String::new(),
-            retrieval_mode: SkillRetrieval::Template,
+            retrieval_mode: SkillRetrieval::Hybrid,
+            embedding_source: EmbeddingSource::Auto,
+            embedding_download: true,
             // Fewer than the earlier version's 6/10: a few skills that fit beat a dozen that
             // might (see the retrieval evaluation in crates/skills/tests).
             top_k: 3,
@@ -85,6 +108,19 @@ impl Default for SkillsConfig {
             // more than a second for skills.
             embedding_timeout_ms: 1000,
             sync: super::SkillsSync::default(),
+        }
+    }
+}
+
+impl SkillsConfig {
+    /// `embedding_source` with `auto` decided.
+    pub fn embedding_source(&self) -> EmbeddingSource {
+        match self.embedding_source {
+            EmbeddingSource::Auto if self.embedding_api_base.trim().is_empty() => {
+                EmbeddingSource::Local
+            }
+            EmbeddingSource::Auto => EmbeddingSource::Api,
+            chosen => chosen,
         }
     }
 }

@@ -660,9 +660,21 @@ mod llm_endpoints {
 fn semantic_retrieval_knobs_default_load_set_and_validate() -> TestResult {
     let h = home()?;
     let c = Config::default();
-    assert_eq!(c.skills.retrieval_mode, SkillRetrieval::Template);
+    assert_eq!(c.skills.retrieval_mode, SkillRetrieval::Hybrid);
+    assert_eq!(c.skills.embedding_source(), EmbeddingSource::Local);
+    assert!(c.skills.embedding_download);
     assert!((c.skills.min_similarity - 0.3).abs() < 1e-6);
     assert_eq!(c.skills.embedding_timeout_ms, 1000);
+    // An embeddings API of its own makes `auto` the API; `local` wins over it.
+    let c = load_text(&h, "skills:\n  embedding_api_base: http://127.0.0.1:9/v1\n")?.config;
+    assert_eq!(c.skills.embedding_source(), EmbeddingSource::Api);
+    let c = load_text(
+        &h,
+        "skills:\n  embedding_api_base: http://127.0.0.1:9/v1\n  embedding_source: local\n  embedding_download: false\n",
+    )?
+    .config;
+    assert_eq!(c.skills.embedding_source(), EmbeddingSource::Local);
+    assert!(!c.skills.embedding_download);
 
     let c = load_text(
         &h,

@@ -1,12 +1,11 @@
-//! The per-turn query embedding, shared by skill and memory retrieval: one call per distinct
-//! query (cached), bounded by a short timeout, and `None` (so the turn is retrieved
-//! lexically) when the API fails or is late.
+//! The per-turn query embedding, shared by skill and memory retrieval: one computation per
+//! distinct query (cached), bounded by a short timeout, and `None` (so the turn is retrieved
+//! lexically) when the model is not ready, fails or is late.
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use super::embed::embed;
-use super::endpoint::Endpoint;
+use super::source::{EmbedFailure, Embeddings};
 use super::vector_cache::VectorCache;
 use super::vector_math::normalise;
 
@@ -16,28 +15,32 @@ const CACHE_ENTRIES: usize = 512;
 const WARN_EVERY: Duration = Duration::from_secs(60);
 
 pub struct QueryEmbedder {
-    /// The embeddings API with the per-turn timeout.
-    endpoint: Endpoint,
-    http: reqwest::Client,
+    /// The source, with the per-turn timeout for an API.
+    source: Embeddings,
+    timeout: Duration,
     cache: Mutex<VectorCache>,
     last_warning: Mutex<Option<Instant>>,
 }
 
 impl QueryEmbedder {
-    /// `endpoint`'s timeout is replaced by `timeout`, what a turn may wait.
-    pub fn new(mut endpoint: Endpoint, http: reqwest::Client, timeout: Duration) -> Self {
-        endpoint.timeout = timeout;
+    /// `timeout` is what a turn may wait for its query's vector.
+    pub fn new(source: Embeddings, timeout: Duration) -> Self {
         QueryEmbedder {
-            endpoint,
-            http,
+            source: source.with_timeout(timeout),
+            timeout,
             cache: Mutex::new(VectorCache::new(CACHE_ENTRIES)),
             last_warning: Mutex::new(None),
         }
     }
 
-    /// The model whose vectors this returns (an index of another model cannot be compared).
-    pub fn model(&self) -> &str {
-        &self.endpoint.model
+    /// The model whose vectors this returns (an index of another model cannot be compared);
+    /// empty while the local model is not loaded.
+    pub fn model(&self) -> String {
+        self.source.model()
+    }
+
+    pub fn source(&self) -> &Embeddings {
+        &self.source
     }
 
     /// The query's normalised vector, from the cache or the API.
@@ -50,17 +53,19 @@ impl QueryEmbedder {
             return Some(v);
         }
         let input = [query.to_owned()];
-        // The endpoint's timeout bounds the request; this one also bounds connecting and
-        // anything else the client might wait on.
-        let call = embed(&self.http, &self.endpoint, &input);
-        let reply = match tokio::time::timeout(self.endpoint.timeout, call).await {
+        // An API's own timeout bounds the request; this one also bounds connecting, and the
+        // local model on a busy machine.
+        let call = self.source.embed(&input);
+        let reply = match tokio::time::timeout(self.timeout, call).await {
             Ok(Ok(mut vectors)) => vectors.pop().and_then(normalise),
+            // Said once by the model's own status, not on every turn.
+            Ok(Err(EmbedFailure::NotReady(_))) => return None,
             Ok(Err(e)) => {
                 self.warn(&e.to_string());
                 return None;
             }
             Err(_) => {
-                let ms = self.endpoint.timeout.as_millis();
+                let ms = self.timeout.as_millis();
                 self.warn(&format!("no answer within {ms} ms"));
                 return None;
             }

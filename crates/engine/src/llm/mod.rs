@@ -12,11 +12,8 @@ mod endpoint;
 pub(crate) mod error;
 mod http;
 pub mod pacing;
-mod query_vector;
 pub mod queued;
 mod repair;
-mod vector_cache;
-mod vector_math;
 
 pub use complete::{Completion, complete, complete_for};
 pub use embed::embed;
@@ -25,6 +22,4 @@ pub use endpoint::{
     embedding_endpoint, evolver_endpoint, extractor_endpoint,
 };
 pub use error::LlmError;
-pub use query_vector::QueryEmbedder;
 pub use repair::{Failure, complete_parsed};
-pub use vector_math::{dot, normalise};

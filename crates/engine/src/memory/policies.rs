@@ -84,10 +84,16 @@ impl Policies {
     }
 }
 
+/// The cosine a unit needs to qualify by meaning with the local model: MiniLM-family models
+/// put a question and the fact answering it at about 0.35-0.5 ("what is the puppy called?" to
+/// "Biscuit is the family dog": 0.40) and unrelated sentences below 0.15, lower than the 0.5
+/// tuned for providers' larger models.
+pub const LOCAL_MIN_SIMILARITY: f32 = 0.35;
+
 /// The configured policy: the defaults with `memory.max_injected_units` (1..=20, as the
 /// earlier version validated it) and, in the `hybrid` and `embedding` retrieval modes, the
-/// semantic weights.
-pub fn configured(memory: &MemoryConfig) -> RetrievalPolicy {
+/// semantic weights (and the local model's similarity floor when `local_model`).
+pub fn configured(memory: &MemoryConfig, local_model: bool) -> RetrievalPolicy {
     let mut p = RetrievalPolicy {
         max_units: usize::try_from(memory.max_injected_units.clamp(1, 20)).unwrap_or(6),
         ..RetrievalPolicy::default()
@@ -98,7 +104,10 @@ pub fn configured(memory: &MemoryConfig) -> RetrievalPolicy {
             p.semantic_weight = 1.0;
         }
         Some(_) => p.semantic_weight = 0.5,
-        None => {}
+        None => return p,
+    }
+    if local_model {
+        p.min_similarity = LOCAL_MIN_SIMILARITY;
     }
     p
 }
@@ -145,15 +154,24 @@ mod tests {
     fn configuration_sets_units_and_semantic_weights() {
         let mut m = MemoryConfig {
             max_injected_units: 50,
+            retrieval_mode: MemoryRetrieval::Keyword,
             ..MemoryConfig::default()
         };
-        assert_eq!(configured(&m).max_units, 20);
-        assert_eq!(configured(&m).semantic_weight, 0.0);
+        assert_eq!(configured(&m, true).max_units, 20);
+        assert_eq!(configured(&m, true).semantic_weight, 0.0);
+        assert_eq!(configured(&m, true).min_similarity, 0.5);
         m.use_embeddings = true;
         assert_eq!(semantic_mode(&m), Some(MemoryRetrieval::Hybrid));
-        assert_eq!(configured(&m).semantic_weight, 0.5);
+        assert_eq!(configured(&m, false).semantic_weight, 0.5);
+        assert_eq!(configured(&m, false).min_similarity, 0.5);
+        assert_eq!(configured(&m, true).min_similarity, LOCAL_MIN_SIMILARITY);
         m.retrieval_mode = MemoryRetrieval::Embedding;
-        assert_eq!(configured(&m).lexical_weight, 0.5);
-        configured(&m).validate().unwrap();
+        assert_eq!(configured(&m, false).lexical_weight, 0.5);
+        configured(&m, true).validate().unwrap();
+        assert_eq!(
+            semantic_mode(&MemoryConfig::default()),
+            Some(MemoryRetrieval::Hybrid),
+            "by meaning and words by default"
+        );
     }
 }

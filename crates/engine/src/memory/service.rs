@@ -164,17 +164,7 @@ impl Memory {
         if budget == 0 {
             return None;
         }
-        let similar = match &self.vectors {
-            Some(v) => {
-                if v.wants_refresh(scope) && self.tx.try_send(Job::Index(scope.to_owned())).is_err()
-                {
-                    v.refresh_not_queued(scope);
-                    tracing::debug!("memory queue full; embedding refresh deferred");
-                }
-                v.similar(scope, query).await
-            }
-            None => None,
-        };
+        let similar = self.similar(scope, query).await;
         let (readers, policies) = (self.readers.clone(), Arc::clone(&self.policies));
         let (scope, query) = (scope.to_string(), query.to_string());
         let found = tokio::task::spawn_blocking(move || {
@@ -225,13 +215,22 @@ impl Memory {
         retrieval.rendered
     }
 
+    /// The units of `scope` close to `query` in meaning, when embeddings are on and the
+    /// scope's index is in; a missing or stale index (one built before the local model loaded)
+    /// is queued for a rebuild, and this query is answered by words.
+    async fn similar(&self, scope: &str, query: &str) -> Option<Vec<(String, f32)>> {
+        let v = self.vectors.as_ref()?;
+        if v.wants_refresh(scope) && self.tx.try_send(Job::Index(scope.to_owned())).is_err() {
+            v.refresh_not_queued(scope);
+            tracing::debug!("memory queue full; embedding refresh deferred");
+        }
+        v.similar(scope, query).await
+    }
+
     /// A search for people and the compatibility route: the scope's policy, and units close
     /// in meaning when embeddings are on. Read-only (nothing is counted as accessed).
     pub async fn search(&self, q: SearchQuery) -> Result<Vec<Hit>, MemoryServiceError> {
-        let similar = match &self.vectors {
-            Some(v) => v.similar(&q.scope, &q.text).await,
-            None => None,
-        };
+        let similar = self.similar(&q.scope, &q.text).await;
         let (readers, policies) = (self.readers.clone(), Arc::clone(&self.policies));
         let hits = tokio::task::spawn_blocking(move || {
             let now = unix_ms(SystemTime::now());

@@ -16,7 +16,7 @@ use metaclaw_skills::retrieval::content_hash;
 
 use super::error::MemoryServiceError;
 use crate::clock::unix_ms;
-use crate::llm::{self, Endpoint, QueryEmbedder, dot, normalise};
+use crate::embeddings::{EmbedFailure, Embeddings, QueryEmbedder, dot, normalise};
 use crate::store_access;
 
 /// Most units indexed per scope, the most recently edited first: 20,000 vectors of 1,536
@@ -78,9 +78,8 @@ pub struct Refreshed {
 }
 
 pub struct Vectors {
-    /// The embeddings API with its long timeout, for units.
-    endpoint: Endpoint,
-    http: reqwest::Client,
+    /// The local model or the embeddings API with its long timeout, for units.
+    source: Embeddings,
     db: PathBuf,
     query: Arc<QueryEmbedder>,
     indexes: RwLock<HashMap<String, Arc<ScopeIndex>>>,
@@ -89,15 +88,9 @@ pub struct Vectors {
 }
 
 impl Vectors {
-    pub fn new(
-        endpoint: Endpoint,
-        http: reqwest::Client,
-        db: PathBuf,
-        query: Arc<QueryEmbedder>,
-    ) -> Self {
+    pub fn new(source: Embeddings, db: PathBuf, query: Arc<QueryEmbedder>) -> Self {
         Vectors {
-            endpoint,
-            http,
+            source,
             db,
             query,
             indexes: RwLock::new(HashMap::new()),
@@ -124,11 +117,13 @@ impl Vectors {
     }
 
     /// True once per missing or stale index until [`Self::refresh`] runs: the caller then
-    /// queues a refresh.
+    /// queues a refresh. An index built before the local model loaded (or of another model)
+    /// is stale at once.
     pub fn wants_refresh(&self, scope: &str) -> bool {
+        let model = self.source.model();
         let fresh = self
             .index(scope)
-            .is_some_and(|i| i.built.elapsed() < STALE_AFTER);
+            .is_some_and(|i| i.built.elapsed() < STALE_AFTER && i.model == model);
         !fresh && self.lock_requested().insert(scope.to_owned())
     }
 
@@ -142,9 +137,10 @@ impl Vectors {
     /// scope has no index yet, its model is not the query's, or the query did not embed in
     /// time.
     pub async fn similar(&self, scope: &str, query: &str) -> Option<Vec<(String, f32)>> {
+        let model = self.query.model();
         let index = self
             .index(scope)
-            .filter(|i| i.model == self.query.model())?;
+            .filter(|i| !model.is_empty() && i.model == model)?;
         let vector = self.query.vector(query).await?;
         let near = tokio::task::spawn_blocking(move || index.nearest(&vector, NEAREST)).await;
         near.ok()
@@ -156,7 +152,7 @@ impl Vectors {
     /// without a vector until the next refresh; only a database failure is returned.
     pub async fn refresh(&self, scope: &str) -> Result<Refreshed, MemoryServiceError> {
         self.lock_requested().remove(scope);
-        let model = self.endpoint.model.clone();
+        let model = self.source.model();
         let (db_path, scope_name, m) = (self.db.clone(), scope.to_owned(), model.clone());
         let (ids, texts, hashes, mut vectors) = store_access::write(db_path, move |store| {
             let units = db::active_in_scope(store.connection(), &scope_name, None, MAX_INDEXED)?;
@@ -179,8 +175,10 @@ impl Vectors {
                 break;
             }
             let inputs: Vec<String> = chunk.iter().map(|&i| texts[i].clone()).collect();
-            let got = match llm::embed(&self.http, &self.endpoint, &inputs).await {
+            let got = match self.source.embed(&inputs).await {
                 Ok(got) => got,
+                // Said once by the model's own status; the index is rebuilt when it loads.
+                Err(EmbedFailure::NotReady(_)) => break,
                 Err(e) => {
                     failure = Some(e.to_string());
                     break;

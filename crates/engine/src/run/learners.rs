@@ -12,9 +12,10 @@ use metaclaw_schedule::clock::{Clock, SystemClock};
 use metaclaw_schedule::idle::LastActivity;
 use metaclaw_skills::retrieval::Fusion;
 
-use crate::config::{Config, SkillRetrieval};
+use crate::config::{Config, EmbeddingSource, SkillRetrieval};
+use crate::embeddings::{self, Embeddings, LocalModel, QueryEmbedder};
 use crate::events::Events;
-use crate::llm::{Endpoint, QueryEmbedder};
+use crate::llm::Endpoint;
 use crate::memory::{Memory, MemoryConfig, MemorySettings, Policies, Vectors, policies};
 use crate::paths::Paths;
 use crate::recorder::{self, RecorderHandle, RecorderWorker};
@@ -40,6 +41,8 @@ pub(super) struct Learners {
     /// `None` when skills are off.
     pub skills: Option<SkillsRuntime>,
     pub semantic_query: Option<Arc<SemanticQuery>>,
+    /// What skills and memory are found by meaning with; `None` when neither uses it.
+    pub embeddings: Option<Embeddings>,
     pub evolution: Option<Evolution>,
     pub memory: Option<Memory>,
 }
@@ -68,11 +71,12 @@ pub(super) async fn start(
     });
     let (recorder, worker) = recorder::start(&paths.db, RECORDER_CAPACITY)
         .map_err(|e| EngineError::Recorder(e.to_string()))?;
-    let embedder = query_embedder(config, models.embeddings.as_ref());
+    let source = embeddings_source(config, paths, models.embeddings, tasks);
+    let embedder = query_embedder(config, source.as_ref());
     let semantic = config
         .skills
         .enabled
-        .then(|| semantic_setup(config, paths, models.embeddings.clone()))
+        .then(|| semantic_setup(config, paths, source.clone()))
         .flatten();
     let semantic_query = semantic
         .as_ref()
@@ -101,7 +105,7 @@ pub(super) async fn start(
     if config.skills.enabled {
         crate::skills::team_sync::start(config, paths, background.events, background.tasks);
     }
-    let vectors = memory_vectors(config, paths, models.embeddings, embedder);
+    let vectors = memory_vectors(config, paths, source.clone(), embedder);
     let memory = start_memory(config, paths, models.extractor, vectors, &background, gate);
     Ok(Learners {
         windows,
@@ -111,6 +115,7 @@ pub(super) async fn start(
         worker,
         skills,
         semantic_query,
+        embeddings: source,
         evolution,
         memory,
     })
@@ -193,7 +198,10 @@ fn start_memory(
                 consolidate: config.memory.auto_consolidate,
                 adaptive: config.memory.adaptive_policy,
             },
-            policies: Arc::new(Policies::new(policies::configured(&config.memory))),
+            policies: Arc::new(Policies::new(policies::configured(
+                &config.memory,
+                config.skills.embedding_source() == EmbeddingSource::Local,
+            ))),
             vectors,
             events: background.events.clone(),
         },
@@ -202,41 +210,60 @@ fn start_memory(
     ))
 }
 
+/// Where vectors come from when skills or memory are retrieved by meaning: the local model
+/// (loaded, or downloaded first, in the background) or the embeddings API.
+fn embeddings_source(
+    config: &Config,
+    paths: &Paths,
+    api: Option<Endpoint>,
+    tasks: &Supervisor,
+) -> Option<Embeddings> {
+    if !super::resolve::wants_embeddings(config) {
+        return None;
+    }
+    match config.skills.embedding_source() {
+        EmbeddingSource::Api => {
+            let Some(endpoint) = api else {
+                tracing::warn!(
+                    "skills.embedding_source is api but no embeddings API resolves (set skills.embedding_api_base, or use an openai llm.api_base); skills and memories are found by their words only"
+                );
+                return None;
+            };
+            let http = background_http("retrieval by meaning")?;
+            Some(Embeddings::Api { endpoint, http })
+        }
+        EmbeddingSource::Local | EmbeddingSource::Auto => {
+            let model = LocalModel::new(
+                paths.embedding_models(),
+                &metaclaw_embed::DEFAULT_MANIFEST.name,
+            );
+            embeddings::prepare(Arc::clone(&model), config.skills.embedding_download, tasks);
+            Some(Embeddings::Local(model))
+        }
+    }
+}
+
 /// The per-turn query embedding, shared by skills and memory; `skills.embedding_timeout_ms`
 /// bounds what a turn waits for it.
-fn query_embedder(config: &Config, endpoint: Option<&Endpoint>) -> Option<Arc<QueryEmbedder>> {
-    let http = background_http("retrieval by meaning")?;
+fn query_embedder(config: &Config, source: Option<&Embeddings>) -> Option<Arc<QueryEmbedder>> {
     let timeout = Duration::from_millis(config.skills.embedding_timeout_ms);
-    endpoint.map(|e| Arc::new(QueryEmbedder::new(e.clone(), http, timeout)))
+    source.map(|s| Arc::new(QueryEmbedder::new(s.clone(), timeout)))
 }
 
 /// Unit embeddings for memory in the `hybrid` and `embedding` retrieval modes; `None`
-/// otherwise, or without an embeddings API (then memory is found by words, and the log
-/// says why once).
+/// otherwise, or without a source (then memory is found by words).
 fn memory_vectors(
     config: &Config,
     paths: &Paths,
-    endpoint: Option<Endpoint>,
+    source: Option<Embeddings>,
     embedder: Option<Arc<QueryEmbedder>>,
 ) -> Option<Arc<Vectors>> {
-    let mode = policies::semantic_mode(&config.memory)?;
+    policies::semantic_mode(&config.memory)?;
     if !config.memory.enabled {
         return None;
     }
-    let (Some(endpoint), Some(embedder)) = (endpoint, embedder) else {
-        tracing::warn!(
-            ?mode,
-            "memory.retrieval_mode needs an embeddings API (set skills.embedding_api_base, or use an openai llm.api_base); memory is found by words only"
-        );
-        return None;
-    };
-    let http = background_http("memory embeddings")?;
-    Some(Arc::new(Vectors::new(
-        endpoint,
-        http,
-        paths.db.clone(),
-        embedder,
-    )))
+    let (source, embedder) = (source?, embedder?);
+    Some(Arc::new(Vectors::new(source, paths.db.clone(), embedder)))
 }
 
 /// An HTTP client for a background job; `None` (logged, naming what is off) if the TLS
@@ -288,29 +315,20 @@ fn start_evolution(
     ))
 }
 
-/// What the `embedding` and `hybrid` modes need; `None` in `template` mode, or when no
-/// embeddings API resolves (then retrieval is lexical, and the log says why once).
+/// What the `embedding` and `hybrid` modes need; `None` in `template` mode, or without a
+/// source (then retrieval is lexical).
 fn semantic_setup(
     config: &Config,
     paths: &Paths,
-    endpoint: Option<Endpoint>,
+    source: Option<Embeddings>,
 ) -> Option<SemanticSetup> {
     let fusion = match config.skills.retrieval_mode {
         SkillRetrieval::Template => return None,
         SkillRetrieval::Embedding => Fusion::Embedding,
         SkillRetrieval::Hybrid => Fusion::Hybrid,
     };
-    let Some(endpoint) = endpoint else {
-        tracing::warn!(
-            mode = ?config.skills.retrieval_mode,
-            "skills.retrieval_mode needs an embeddings API (set skills.embedding_api_base, or use an openai llm.api_base); retrieval stays lexical"
-        );
-        return None;
-    };
-    let http = background_http("semantic skill retrieval")?;
     Some(SemanticSetup {
-        endpoint,
-        http,
+        source: source?,
         fusion,
         min_similarity: config.skills.min_similarity,
         db: paths.db.clone(),

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::admin::UpstreamStatus;
-use crate::config::{Config, Overrides, SkillRetrieval};
+use crate::config::{Config, EmbeddingSource, Overrides, SkillRetrieval};
 use crate::llm::{self, Endpoint};
 use crate::memory::policies;
 use crate::paths::Paths;
@@ -57,7 +57,8 @@ pub(super) async fn resolve(
                 .transpose()?;
             let models = JobModels {
                 evolver: llm::evolver_endpoint(&config, &secrets),
-                embeddings: wants_embeddings(&config)
+                embeddings: (wants_embeddings(&config)
+                    && config.skills.embedding_source() == EmbeddingSource::Api)
                     .then(|| llm::embedding_endpoint(&config, &secrets))
                     .flatten(),
                 extractor: llm::extractor_endpoint(&config, &secrets),

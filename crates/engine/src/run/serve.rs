@@ -96,6 +96,7 @@ pub(super) fn serve(s: Serving<'_>, options: &StartOptions) -> Result<Served, En
         learning: learners.learning.clone(),
         learning_models: resolved.learning_models,
         wechat: wechat.clone(),
+        embeddings: learners.embeddings.clone(),
     });
     let compat = Arc::new(CompatState {
         proxy: state.clone(),

@@ -8,7 +8,7 @@ use metaclaw_skills::retrieval::{Fusion, Hit};
 
 use super::semantic::SemanticSetup;
 use super::snapshot::Snapshot;
-use crate::llm::QueryEmbedder;
+use crate::embeddings::QueryEmbedder;
 
 pub struct SemanticQuery {
     /// Shared with memory retrieval, so a turn embeds its query once.
@@ -47,7 +47,8 @@ impl SemanticQuery {
         query: &str,
     ) -> Option<Vec<(&'s str, f32)>> {
         let index = snapshot.semantic()?;
-        if index.model != self.embedder.model() {
+        let model = self.embedder.model();
+        if model.is_empty() || index.model != model {
             return None;
         }
         let vector = self.embedder.vector(query).await?;

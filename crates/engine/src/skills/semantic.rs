@@ -15,7 +15,7 @@ use metaclaw_skills::retrieval::{Fusion, content_hash, embedding_text};
 use metaclaw_store::{Store, StoreError};
 
 use super::snapshot::Snapshot;
-use crate::llm::{self, Endpoint, LlmError, dot, normalise};
+use crate::embeddings::{EmbedFailure, Embeddings, dot, normalise};
 
 /// Inputs per `/embeddings` call: OpenAI accepts up to 2,048, but smaller batches keep one
 /// request short and let progress be saved as it goes.
@@ -26,9 +26,9 @@ const RETRY_MAX: Duration = Duration::from_secs(600);
 /// How the semantic side is set up; `None` in template mode.
 #[derive(Clone)]
 pub struct SemanticSetup {
-    /// The embeddings API, with the long timeout used for building the index.
-    pub endpoint: Endpoint,
-    pub http: reqwest::Client,
+    /// The local model or the embeddings API (with the long timeout used for building the
+    /// index).
+    pub source: Embeddings,
     pub fusion: Fusion,
     /// `skills.min_similarity`.
     pub min_similarity: f32,
@@ -67,7 +67,7 @@ impl SemanticIndex {
 #[derive(Debug, thiserror::Error)]
 pub enum SemanticError {
     #[error(transparent)]
-    Llm(#[from] LlmError),
+    Embed(#[from] EmbedFailure),
     #[error("embedding cache: {0}")]
     Store(#[from] StoreError),
     #[error("the embeddings have different lengths ({0} and {1}); is the model consistent?")]
@@ -94,6 +94,11 @@ pub async fn fill(snapshot: Arc<Snapshot>, setup: SemanticSetup) {
                 snapshot.attach(index);
                 return;
             }
+            // The local model is not in yet: build as soon as it is (its status says why).
+            Err(SemanticError::Embed(EmbedFailure::NotReady(_))) => {
+                setup.source.ready().await;
+                continue;
+            }
             Err(e) if !warned => {
                 warned = true;
                 tracing::warn!(
@@ -115,7 +120,12 @@ pub async fn build(
     library: &Arc<Library>,
     setup: &SemanticSetup,
 ) -> Result<(SemanticIndex, usize), SemanticError> {
-    let model = setup.endpoint.model.clone();
+    let model = setup.source.model();
+    if model.is_empty() {
+        return Err(SemanticError::Embed(EmbedFailure::NotReady(
+            "not loaded".into(),
+        )));
+    }
     let (names, texts, hashes, mut vectors) = {
         let (library, db, model) = (Arc::clone(library), setup.db.clone(), model.clone());
         blocking(move || {
@@ -136,7 +146,7 @@ pub async fn build(
     let missing: Vec<usize> = (0..names.len()).filter(|&i| vectors[i].is_none()).collect();
     for chunk in missing.chunks(BATCH) {
         let inputs: Vec<String> = chunk.iter().map(|&i| texts[i].clone()).collect();
-        let got = llm::embed(&setup.http, &setup.endpoint, &inputs).await?;
+        let got = setup.source.embed(&inputs).await?;
         let rows: Vec<(String, Vec<f32>)> =
             chunk.iter().map(|&i| hashes[i].clone()).zip(got).collect();
         let (db, model) = (setup.db.clone(), model.clone());

@@ -7,7 +7,7 @@ mod live;
 
 use std::io::BufReader;
 
-use metaclaw_engine::config::Config;
+use metaclaw_engine::config::{Config, EmbeddingSource};
 use metaclaw_engine::memory::policies;
 use metaclaw_engine::paths::Paths;
 use metaclaw_memory::consolidate::{self, ConsolidationPolicy};
@@ -35,12 +35,14 @@ fn kind(name: &str) -> Result<Kind, Failure> {
 }
 
 pub fn run(paths: &Paths, command: MemoryCommand) -> Outcome {
-    let memory_config = Config::load(paths)?.config.memory;
+    let config = Config::load(paths)?.config;
+    let local_model = config.skills.embedding_source() == EmbeddingSource::Local;
+    let memory_config = config.memory;
     if let Some(done) = live::try_change(paths, &command, memory_config.enabled) {
         return done;
     }
     let default_scope = memory_config.scope.clone();
-    let configured = policies::configured(&memory_config);
+    let configured = policies::configured(&memory_config, local_model);
     // Opening read-write creates and migrates the database on first use.
     let mut store = Store::open(&paths.db)?;
     match command {

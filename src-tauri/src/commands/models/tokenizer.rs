@@ -1,5 +1,6 @@
-//! `metaclaw models download [MODEL]`: a model's tokenizer and chat template into
-//! `$METACLAW_HOME/models/<id>/`, loaded once to prove the trained model can use them.
+//! `metaclaw models download MODEL` (or `--tokenizer`): a served model's tokenizer and chat
+//! template into `$METACLAW_HOME/models/<id>/`, loaded once to prove the trained model can use
+//! them.
 
 use metaclaw_engine::config::Config;
 use metaclaw_engine::paths::Paths;
@@ -13,6 +14,8 @@ use crate::output;
 #[derive(Debug, Clone, Default)]
 pub struct DownloadArgs {
     pub model: Option<String>,
+    /// The configured model's tokenizer, when no MODEL is named.
+    pub tokenizer: bool,
     pub revision: Option<String>,
     pub hf_endpoint: Option<String>,
 }
