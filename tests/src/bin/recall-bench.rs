@@ -6,11 +6,13 @@
 //! question is searched by both methods and scored by the share of its evidence turns in the
 //! top 5 and top 10. Prints a Markdown table (overall, per category, per language, per
 //! conversation); `--json` prints everything as JSON, `--verbose` lists MetaClaw's misses.
+//! `--model PATH` (a sentence-transformers folder or its zip) also runs hybrid search, the
+//! lexical candidates fused with the model's nearest units, and prints both side by side.
 //! Exits 0, or 1 when `--min-recall10` / `--min-ratio` is given and missed (2 on errors).
 //!
 //! `cargo build --release -p metaclaw-e2e --bin recall-bench && target/release/recall-bench`
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -19,7 +21,8 @@ use clap::{Parser, ValueEnum};
 use metaclaw_e2e::bench::recall::data::{self, Conversation};
 use metaclaw_e2e::bench::recall::report::{self, Summary};
 use metaclaw_e2e::bench::recall::run;
-use metaclaw_e2e::bench::recall::vectors::{NoVectors, QueryVectors};
+use metaclaw_e2e::bench::recall::vectors::{Embedded, NoVectors, QueryVectors};
+use metaclaw_embed::{Embedder, ModelStore};
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum Vectors {
@@ -39,6 +42,10 @@ struct Args {
     /// The semantic source passed to search.
     #[arg(long, value_enum, default_value = "none")]
     vectors: Vectors,
+    /// An embedding model (folder or zip, e.g. from `scripts/test-model.sh`): also run
+    /// hybrid search with it, in the same run.
+    #[arg(long)]
+    model: Option<PathBuf>,
     /// Print the whole result as JSON instead of the table.
     #[arg(long)]
     json: bool,
@@ -75,25 +82,35 @@ fn run(args: &Args) -> Result<bool> {
     let mut vectors: Box<dyn QueryVectors> = match args.vectors {
         Vectors::None => Box::new(NoVectors),
     };
-    let started = Instant::now();
     let policy = run::policy(vectors.as_ref());
-    let mut results = Vec::new();
-    for conv in &convs {
-        results.extend(run_one(conv, vectors.as_mut(), &policy)?);
-    }
-    let summary = Summary::new(
-        vectors.name(),
-        &convs,
-        results,
-        started.elapsed().as_secs_f64(),
-    );
+    let summary = run_all(&convs, vectors.as_mut(), &policy)?;
+    let hybrid = match &args.model {
+        Some(path) => {
+            let embedder = load_model(path)?;
+            let name = embedder.model_id().to_owned();
+            let mut vectors = Embedded::new(name, move |texts: &[&str]| {
+                embedder.embed(texts).map_err(anyhow::Error::from)
+            });
+            let mut policy = run::policy(&vectors);
+            policy.min_similarity = run::LOCAL_MIN_SIMILARITY;
+            Some(run_all(&convs, &mut vectors, &policy)?)
+        }
+        None => None,
+    };
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&summary)?);
+        let out = match &hybrid {
+            Some(h) => serde_json::json!({ "lexical": &summary, "hybrid": h }),
+            None => serde_json::to_value(&summary)?,
+        };
+        println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
         if args.verbose {
             println!("{}", report::misses(&summary, &convs));
         }
         println!("{}", report::markdown(&summary));
+        if let Some(hybrid) = &hybrid {
+            println!("{}", report::hybrid_markdown(&summary, hybrid));
+        }
     }
     let Some(overall) = summary.overall() else {
         return Ok(true);
@@ -116,6 +133,37 @@ fn run(args: &Args) -> Result<bool> {
         }
     }
     Ok(met)
+}
+
+/// Every conversation searched with `vectors` as the semantic source, under `policy`.
+fn run_all(
+    convs: &[Conversation],
+    vectors: &mut dyn QueryVectors,
+    policy: &metaclaw_memory::RetrievalPolicy,
+) -> Result<Summary> {
+    let started = Instant::now();
+    let mut results = Vec::new();
+    for conv in convs {
+        results.extend(run_one(conv, vectors, policy)?);
+    }
+    Ok(Summary::new(
+        vectors.name(),
+        convs,
+        results,
+        started.elapsed().as_secs_f64(),
+    ))
+}
+
+/// A model folder is loaded as it is; anything else (a zip) is installed into a temporary
+/// model store first.
+fn load_model(path: &Path) -> Result<Embedder> {
+    if path.join("config.json").is_file() {
+        return Ok(Embedder::load(path)?);
+    }
+    let root = tempfile::tempdir()?;
+    let store = ModelStore::new(root.path());
+    store.import(path, "bench")?;
+    Ok(store.load("bench")?)
 }
 
 fn run_one(

@@ -100,6 +100,39 @@ pub fn markdown(s: &Summary) -> String {
     out
 }
 
+/// Lexical and hybrid search side by side, with the baseline (the same in both runs).
+pub fn hybrid_markdown(lexical: &Summary, hybrid: &Summary) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Lexical against hybrid (semantic vectors: {}; {:.1} s)\n",
+        hybrid.vectors, hybrid.seconds
+    );
+    let _ = writeln!(
+        out,
+        "| group | n | lexical R@5 | hybrid R@5 | BM25 R@5 | lexical R@10 | hybrid R@10 | BM25 R@10 |"
+    );
+    let _ = writeln!(out, "|---|--:|--:|--:|--:|--:|--:|--:|");
+    for l in &lexical.groups {
+        let Some(h) = hybrid.groups.iter().find(|h| h.name == l.name) else {
+            continue;
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            l.name,
+            l.questions,
+            pct(l.metaclaw.r5),
+            pct(h.metaclaw.r5),
+            pct(l.bm25.r5),
+            pct(l.metaclaw.r10),
+            pct(h.metaclaw.r10),
+            pct(l.bm25.r10)
+        );
+    }
+    out
+}
+
 fn excerpt(text: &str, chars: usize) -> String {
     let flat = text.replace('\n', " ");
     if flat.chars().count() <= chars {

@@ -27,6 +27,9 @@ const SESSION_START_MS: i64 = 9 * 3_600_000;
 const TURN_GAP_MS: i64 = 120_000;
 /// The semantic weight of the engine's `hybrid` retrieval mode.
 pub const HYBRID_SEMANTIC_WEIGHT: f32 = 0.5;
+/// The similarity floor the engine uses with its local model (MiniLM-family cosines of a
+/// question and the fact answering it are about 0.35-0.5).
+pub const LOCAL_MIN_SIMILARITY: f32 = 0.35;
 
 /// The policy searches run with: the default one, with the hybrid mode's semantic weight
 /// when there is a semantic source.
