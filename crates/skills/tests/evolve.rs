@@ -369,6 +369,66 @@ fn existing_names_builtin_rejected_evolved_improved() {
     );
 }
 
+/// A one-sentence rule as an evolved skill.
+fn rule_skill(name: &str, rule: &str) -> Skill {
+    Skill {
+        description: format!("Use when this user's standing rule applies: {rule}"),
+        body: rule.into(),
+        ..evolved(name, KETTLE)
+    }
+}
+
+fn rule_proposal(name: &str, rule: &str, improves: Option<&str>) -> Proposal {
+    Proposal {
+        name: name.into(),
+        description: format!("Use when this user's standing rule applies: {rule}"),
+        category: "productivity".into(),
+        tags: vec![],
+        body: rule.into(),
+        improves: improves.map(str::to_owned),
+    }
+}
+
+#[test]
+fn a_rule_never_improves_a_different_rule_into_itself() {
+    const ISO: &str = "Always write timestamps in ISO 8601 with the +08:00 offset.";
+    let lib = library_of(vec![rule_skill("rule-timestamps", ISO)]);
+    let other = "Always start report file names with the date, like 2026-12-05-report.md.";
+    let d = decide(
+        vec![
+            rule_proposal("rule-file-names", other, Some("rule-timestamps")),
+            rule_proposal(
+                "rule-timestamps",
+                "Never use tabs for indentation in Python files.",
+                None,
+            ),
+        ],
+        &lib,
+        &origin(),
+        3,
+    );
+    assert_eq!(
+        reasons(&d),
+        [
+            "add rule-file-names".to_string(),
+            "reject rule-timestamps: would replace the rule in \"rule-timestamps\" with a different rule; a new rule needs a name of its own".to_string(),
+        ]
+    );
+    // The same rule, reworded, still improves it.
+    let reworded = "Always write timestamps in ISO 8601, with the +08:00 offset.";
+    let d = decide(
+        vec![rule_proposal(
+            "iso-times",
+            reworded,
+            Some("rule-timestamps"),
+        )],
+        &lib,
+        &origin(),
+        3,
+    );
+    assert_eq!(reasons(&d), ["improve rule-timestamps"]);
+}
+
 #[test]
 fn improves_pointing_at_a_builtin_is_a_new_skill() {
     let lib = bank();

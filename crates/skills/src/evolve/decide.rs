@@ -46,7 +46,8 @@ pub struct Origin {
 ///    skill improves `x` (written under the name `x`); naming a built-in/user skill or
 ///    nothing known, the proposal is a new skill under its own name. Improving a disabled
 ///    skill is rejected: the user turned it off. Two proposals writing one name: the second
-///    is rejected.
+///    is rejected. A one-sentence rule never improves a different one-sentence rule (see
+///    `duplicate`): named by `improves`, it is a new skill; under the same name, rejected.
 /// 4. Near-duplicates (see `similar`; a one-sentence rule only duplicates another rule,
 ///    see `duplicate`) among all library skills except the target and the
 ///    skills accepted earlier in the batch, most similar first: a duplicate of a batch skill,
@@ -105,10 +106,30 @@ fn judge(
     }
     let mut previous = target(&v, library)?;
     let fp = Fingerprint::new(&v.name, &v.description, &v.body);
+    let rule = is_rule(&v.body);
+    if let Some(i) = previous
+        .as_deref()
+        .and_then(|p| library.skills.iter().position(|s| s.name == p))
+    {
+        let old = &library.skills[i];
+        // Rule 3b: a rule "improving" a different rule would erase what the user taught
+        // before (three rules taught in three sessions ended as one skill holding the last).
+        if rule
+            && is_rule(&old.body)
+            && !duplicate(&corpus.similarity(&fp, &existing[i]), true, true)
+        {
+            if v.name == old.name {
+                return Err(format!(
+                    "would replace the rule in {:?} with a different rule; a new rule needs a name of its own",
+                    old.name
+                ));
+            }
+            previous = None;
+        }
+    }
 
     // The closest near-duplicate decides; the target itself is what we replace, not a dup.
     let mut dups: Vec<(f32, Dup)> = Vec::new();
-    let rule = is_rule(&v.body);
     for (i, s) in library.skills.iter().enumerate() {
         let sim = corpus.similarity(&fp, &existing[i]);
         let dup = duplicate(&sim, rule, is_rule(&s.body));
