@@ -364,3 +364,95 @@ async fn scopes_are_isolated_reads_never_write_and_idle_sessions_are_ingested() 
         "another scope never sees team-a's memories: {other_scope}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_profile_lists_standing_rules_which_people_can_demote_or_forget() {
+    let d = start("").await;
+    let mut ids = Vec::new();
+    for (kind, content) in [
+        ("preference", "Always answer in British English."),
+        (
+            "procedural_observation",
+            "Run the linter before every commit.",
+        ),
+        ("semantic", "The billing service is written in Go."),
+    ] {
+        let (s, unit) = d
+            .admin(
+                Method::POST,
+                "/api/memory",
+                Some(json!({"kind": kind, "content": content})),
+            )
+            .await;
+        assert_eq!(s, 200, "{unit}");
+        ids.push((
+            unit["id"].as_str().unwrap().to_string(),
+            unit["version"].clone(),
+        ));
+    }
+    let contents = |p: &Value| -> Vec<String> {
+        p["units"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|u| u["content"].as_str().unwrap().to_string())
+            .collect()
+    };
+
+    // Off by default: the rules are listed, found by relevance only; a fact is not a rule.
+    let (s, p) = d.admin(Method::GET, "/api/memory/profile", None).await;
+    assert_eq!(s, 200, "{p}");
+    assert_eq!(p["on"], false, "{p}");
+    assert_eq!(
+        contents(&p),
+        [
+            "Always answer in British English.",
+            "Run the linter before every commit."
+        ]
+    );
+
+    let (s, _) = d
+        .admin(
+            Method::PUT,
+            "/api/memory/policy",
+            Some(json!({"profile_tokens": 300})),
+        )
+        .await;
+    assert_eq!(s, 200);
+    let (_, p) = d.admin(Method::GET, "/api/memory/profile", None).await;
+    assert_eq!(
+        (p["on"].clone(), p["whole"].clone()),
+        (json!(true), json!(true)),
+        "{p}"
+    );
+    assert_eq!(p["profile_tokens"], 300);
+
+    // Demoted: a fact, out of the profile; forgotten: gone.
+    let (id, version) = &ids[0];
+    let (s, u) = d
+        .admin(
+            Method::PATCH,
+            &format!("/api/memory/{id}"),
+            Some(json!({"kind": "semantic", "expected_version": version})),
+        )
+        .await;
+    assert_eq!(s, 200, "{u}");
+    assert_eq!(u["kind"], "semantic");
+    let (s, _) = d
+        .admin(
+            Method::POST,
+            &format!("/api/memory/{}/forget", ids[1].0),
+            None,
+        )
+        .await;
+    assert_eq!(s, 200);
+    let (_, p) = d.admin(Method::GET, "/api/memory/profile", None).await;
+    assert!(contents(&p).is_empty(), "{p}");
+
+    let (s, p) = d
+        .admin(Method::GET, "/api/memory/profile?scope=elsewhere", None)
+        .await;
+    assert_eq!(s, 200);
+    assert_eq!(p["scope"], "elsewhere");
+    assert_eq!(p["on"], false, "a scope's own policy: {p}");
+}

@@ -105,6 +105,15 @@ export interface MemoryUnit {
   version: number;
 }
 
+/** `/api/memory/profile`: the standing rules of a scope and how the profile shows them. */
+export interface MemoryProfile {
+  scope: string;
+  profile_tokens: number;
+  on: boolean;
+  whole: boolean;
+  units: MemoryUnit[];
+}
+
 export interface MemoryPage {
   units: MemoryUnit[];
   next_cursor: string | null;

@@ -12,6 +12,7 @@ mod learning_usage;
 mod logs;
 mod memory;
 mod memory_policy;
+mod memory_profile;
 mod providers;
 mod routes;
 mod scheduler;

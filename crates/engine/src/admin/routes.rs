@@ -81,6 +81,7 @@ pub fn router(state: Arc<AdminState>) -> Router {
         .merge(super::skills_exchange::router())
         .merge(memory::router())
         .merge(memory_policy::router())
+        .merge(super::memory_profile::router())
         .merge(super::providers::router())
         .merge(super::agents::router())
         .merge(super::scheduler::router())
