@@ -41,72 +41,77 @@ pub fn models_url(hf_endpoint: Option<&str>) -> Option<String> {
 /// model, downloads it (checked against its pinned checksums) and loads it. One supervised
 /// task, ended by shutdown.
 pub fn prepare(model: Arc<LocalModel>, download: bool, tasks: &Supervisor) {
+    let shutdown = tasks.shutdown_token();
     tasks.spawn("local embedding model", async move {
+        // Ends with the engine, even mid-download (the staged files are then removed).
+        tokio::select! {
+            () = shutdown.cancelled() => {}
+            () = fetch_and_load(model, download) => {}
+        }
+    });
+}
+
+async fn fetch_and_load(model: Arc<LocalModel>, download: bool) {
+    if load(&model).await {
+        return;
+    }
+    if !download || model.name() != DEFAULT_MANIFEST.name {
+        tracing::info!(model = model.name(), "{}", model.state().line(model.name()));
+        return;
+    }
+    let client = match reqwest::Client::builder()
+        .user_agent(concat!("metaclaw/", env!("CARGO_PKG_VERSION")))
+        .connect_timeout(NETWORK_TIMEOUT)
+        .read_timeout(NETWORK_TIMEOUT)
+        .build()
+    {
+        Ok(c) => c,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot download the local embedding model");
+            return;
+        }
+    };
+    let mirror = models_url(None);
+    let from = mirror
+        .clone()
+        .unwrap_or_else(|| DEFAULT_MANIFEST.base_url.to_string());
+    let mut wait = FIRST_RETRY;
+    loop {
+        model.set_state(LocalState::Downloading { from: from.clone() });
+        tracing::info!(
+            model = model.name(),
+            from = %from,
+            bytes = DEFAULT_MANIFEST.total_size(),
+            "downloading the local embedding model; until it is in, skills and memories are found by their words only"
+        );
+        match model
+            .store()
+            .download_default(&client, mirror.as_deref())
+            .await
+        {
+            Ok(installed) => {
+                tracing::info!(dir = %installed.dir.display(), "local embedding model downloaded");
+                if load(&model).await {
+                    return;
+                }
+            }
+            Err(e) => {
+                let error = e.to_string();
+                tracing::warn!(
+                    error = %error,
+                    retry_in_secs = wait.as_secs(),
+                    "cannot download the local embedding model; `metaclaw models import PATH` installs one by hand"
+                );
+                model.set_state(LocalState::Failed { error });
+            }
+        }
+        tokio::time::sleep(wait).await;
+        // Imported by hand meanwhile?
         if load(&model).await {
             return;
         }
-        if !download || model.name() != DEFAULT_MANIFEST.name {
-            tracing::info!(
-                model = model.name(),
-                "{}",
-                model.state().line(model.name())
-            );
-            return;
-        }
-        let client = match reqwest::Client::builder()
-            .user_agent(concat!("metaclaw/", env!("CARGO_PKG_VERSION")))
-            .connect_timeout(NETWORK_TIMEOUT)
-            .read_timeout(NETWORK_TIMEOUT)
-            .build()
-        {
-            Ok(c) => c,
-            Err(e) => {
-                tracing::warn!(error = %e, "cannot download the local embedding model");
-                return;
-            }
-        };
-        let mirror = models_url(None);
-        let from = mirror
-            .clone()
-            .unwrap_or_else(|| DEFAULT_MANIFEST.base_url.to_string());
-        let mut wait = FIRST_RETRY;
-        loop {
-            model.set_state(LocalState::Downloading { from: from.clone() });
-            tracing::info!(
-                model = model.name(),
-                from = %from,
-                bytes = DEFAULT_MANIFEST.total_size(),
-                "downloading the local embedding model; until it is in, skills and memories are found by their words only"
-            );
-            match model
-                .store()
-                .download_default(&client, mirror.as_deref())
-                .await
-            {
-                Ok(installed) => {
-                    tracing::info!(dir = %installed.dir.display(), "local embedding model downloaded");
-                    if load(&model).await {
-                        return;
-                    }
-                }
-                Err(e) => {
-                    let error = e.to_string();
-                    tracing::warn!(
-                        error = %error,
-                        retry_in_secs = wait.as_secs(),
-                        "cannot download the local embedding model; `metaclaw models import PATH` installs one by hand"
-                    );
-                    model.set_state(LocalState::Failed { error });
-                }
-            }
-            tokio::time::sleep(wait).await;
-            // Imported by hand meanwhile?
-            if load(&model).await {
-                return;
-            }
-            wait = (wait * 2).min(MAX_RETRY);
-        }
-    });
+        wait = (wait * 2).min(MAX_RETRY);
+    }
 }
 
 /// Loads the installed model off the runtime's workers; whether it is ready.

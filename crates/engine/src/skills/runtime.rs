@@ -46,7 +46,15 @@ fn spawn_semantic(
     setup: Option<&SemanticSetup>,
 ) -> Option<AbortOnDrop> {
     let setup = setup?.clone();
-    let fill = semantic::fill(snapshot, setup);
+    let shutdown = tasks.shutdown_token();
+    // It may wait long (a backoff, or the local model that is not in yet): it ends with the
+    // engine rather than being aborted at the shutdown deadline.
+    let fill = async move {
+        tokio::select! {
+            () = shutdown.cancelled() => {}
+            () = semantic::fill(snapshot, setup) => {}
+        }
+    };
     Some(AbortOnDrop(tasks.spawn("skill embeddings", fill)))
 }
 
