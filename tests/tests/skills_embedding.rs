@@ -201,8 +201,10 @@ async fn a_failing_or_hanging_embeddings_api_leaves_turns_lexical_and_prompt() {
     let took = d.chat(&format!("{QUESTION} (hang)")).await;
     let text = sent(&chat);
     assert!(has_testing_skill(&text), "lexical skills still: {text}");
+    // The API never answers, and the call's own timeout is 60 s: a turn back within a few
+    // seconds (margin for a loaded machine) was bounded by the per-turn timeout.
     assert!(
-        took < timeout + Duration::from_millis(700),
+        took < timeout + Duration::from_secs(5),
         "the turn waited {took:?}, more than the {timeout:?} timeout allows"
     );
 
