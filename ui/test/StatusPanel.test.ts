@@ -60,6 +60,15 @@ describe('StatusPanel', () => {
     }
   });
 
+  it('says how skills and memories are found: by words only until the local model is in', async () => {
+    const line = 'by words only while the local embedding model paraphrase-multilingual-MiniLM-L12-v2 downloads from https://huggingface.co/x';
+    const api = fakeApi({
+      'GET /api/status': { ...STATUS, embeddings: { source: 'local', model: '', ready: false, line } },
+    });
+    render(StatusPanel, { api, every: 60_000 });
+    expect((await screen.findByTestId('retrieval')).textContent).toBe(line);
+  });
+
   it('shows no problem lines for a healthy engine, nor for one without the health section', async () => {
     const api = fakeApi({ 'GET /api/status': STATUS });
     render(StatusPanel, { api, every: 60_000 });

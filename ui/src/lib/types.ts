@@ -24,6 +24,8 @@ export interface Status {
   /** Absent from engines older than the health section. */
   health?: Health;
   learning_calls?: LearningCalls;
+  /** Retrieval by meaning; absent when everything is found by words, or from older engines. */
+  embeddings?: { source: string; model: string; ready: boolean; line: string } | null;
 }
 
 export interface RecorderHealth {
