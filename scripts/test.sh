@@ -55,7 +55,7 @@ dbus-run-session -- bash -euo pipefail -c '
   # Fast stage first (unit tests), so a failure shows in minutes; then the slow stage:
   # integration and end-to-end suites, the client SDKs, the UI end to end.
   cargo test --workspace --locked --lib --bins
-  cargo test --workspace --locked --test "*"
+  cargo test --workspace --locked --no-fail-fast --test "*"
   cargo test --workspace --locked --doc
   target/pyenv/bin/python -m pytest -q tests/python
   npm --prefix tests/ui-e2e ci --no-audit --no-fund
