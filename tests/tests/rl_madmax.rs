@@ -293,10 +293,8 @@ async fn no_step_without_a_window_then_the_window_trains_while_chat_is_served() 
     assert_eq!(m.tinker.model(&run).unwrap().weights_version, 1);
 
     // The window is handed back once the step is done.
-    m.wait_for("/api/scheduler", PATIENCE, |s| {
-        s["state"] == "open"
-    })
-    .await;
+    m.wait_for("/api/scheduler", PATIENCE, |s| s["state"] == "open")
+        .await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -336,10 +334,7 @@ async fn the_user_returning_stops_the_step_and_the_next_window_finishes_the_batc
     let back = Instant::now();
     let reply = m.chat("madmax-c2", "Hello, how are you?", false).await;
     assert_eq!(reply["choices"][0]["message"]["content"], REPLY, "{reply}");
-    assert!(
-        back.elapsed() < PATIENCE,
-        "chat waited for the step"
-    );
+    assert!(back.elapsed() < PATIENCE, "chat waited for the step");
     let told = m
         .wait_for("/api/scheduler", PATIENCE, |s| {
             s["stopping"] == "rl.trainer"
@@ -349,9 +344,7 @@ async fn the_user_returning_stops_the_step_and_the_next_window_finishes_the_batc
     // forward_backward answers; the step stops before optim_step.
     assert_eq!(m.tinker.release_holds(), 1);
     let stopped = m
-        .wait_for("/api/learning", PATIENCE, |l| {
-            l["training"] == false
-        })
+        .wait_for("/api/learning", PATIENCE, |l| l["training"] == false)
         .await;
     assert!(
         back.elapsed() < PATIENCE,
