@@ -26,7 +26,7 @@ pub const MAX_INDEXED: u32 = 20_000;
 /// Inputs per `/embeddings` call.
 const BATCH: usize = 64;
 /// Most vectors computed per refresh, so one refresh of a large imported memory does not
-/// hold the worker for long; the next refresh continues.
+/// hold the worker for long; the next turn or search of the scope queues the next share.
 const MAX_EMBEDDED_PER_REFRESH: usize = 1_024;
 /// An index this old is rebuilt on the next turn of its scope (edits made by people or the
 /// CLI get their vectors this way; extraction refreshes its scope at once).
@@ -41,6 +41,9 @@ pub struct ScopeIndex {
     ids: Vec<String>,
     data: Vec<f32>,
     built: Instant,
+    /// Built while units were still waiting for their share of a refresh (a large import):
+    /// the next turn or search continues at once rather than after [`STALE_AFTER`].
+    partial: bool,
 }
 
 impl ScopeIndex {
@@ -123,7 +126,7 @@ impl Vectors {
         let model = self.source.model();
         let fresh = self
             .index(scope)
-            .is_some_and(|i| i.built.elapsed() < STALE_AFTER && i.model == model);
+            .is_some_and(|i| !i.partial && i.built.elapsed() < STALE_AFTER && i.model == model);
         !fresh && self.lock_requested().insert(scope.to_owned())
     }
 
@@ -170,8 +173,10 @@ impl Vectors {
         let missing: Vec<usize> = (0..ids.len()).filter(|&i| vectors[i].is_none()).collect();
         let mut embedded = 0;
         let mut failure = None;
+        let mut partial = false;
         for chunk in missing.chunks(BATCH) {
             if embedded >= MAX_EMBEDDED_PER_REFRESH {
+                partial = true;
                 break;
             }
             let inputs: Vec<String> = chunk.iter().map(|&i| texts[i].clone()).collect();
@@ -211,6 +216,7 @@ impl Vectors {
             ids: Vec::with_capacity(ids.len()),
             data: Vec::new(),
             built: Instant::now(),
+            partial,
         };
         let mut still_missing = 0;
         for (id, v) in ids.into_iter().zip(vectors) {
@@ -255,6 +261,7 @@ mod tests {
             ids: vec!["a".into(), "b".into(), "c".into()],
             data: vec![1.0, 0.0, 0.0, 1.0, 0.6, 0.8],
             built: Instant::now(),
+            partial: false,
         };
         let near = index.nearest(&[0.0, 1.0], 2);
         assert_eq!(near.len(), 2);
@@ -263,5 +270,38 @@ mod tests {
         assert!((near[1].1 - 0.8).abs() < 1e-6);
         assert_eq!(index.nearest(&[0.0, 1.0], 10).len(), 3);
         assert!(index.nearest(&[1.0], 2).is_empty());
+    }
+
+    #[test]
+    fn a_partial_index_or_one_of_another_model_is_refreshed_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let source = Embeddings::Local(crate::embeddings::LocalModel::new(
+            dir.path().to_path_buf(),
+            "absent",
+        ));
+        let query = Arc::new(QueryEmbedder::new(source.clone(), Duration::from_secs(1)));
+        let v = Vectors::new(source, dir.path().join("m.db"), query);
+        let put = |partial: bool, model: &str| {
+            v.indexes.write().unwrap().insert(
+                "s".into(),
+                Arc::new(ScopeIndex {
+                    model: model.into(),
+                    dims: 0,
+                    ids: vec![],
+                    data: vec![],
+                    built: Instant::now(),
+                    partial,
+                }),
+            );
+        };
+        // Built with the model not loaded yet (empty id), and it still is not: fresh.
+        put(false, "");
+        assert!(!v.wants_refresh("s"));
+        put(true, "");
+        assert!(v.wants_refresh("s"), "a share of a large refresh is left");
+        assert!(!v.wants_refresh("s"), "queued once until it runs");
+        v.refresh_not_queued("s");
+        put(false, "another-model@1234");
+        assert!(v.wants_refresh("s"), "vectors of another model");
     }
 }
