@@ -151,10 +151,11 @@ async fn search_route(
     Ok(Json(memory.search(q).await?))
 }
 
+/// `?scope=` of the memory routes (the configured scope when absent).
 #[derive(Deserialize, Default)]
 #[serde(default)]
-struct ScopeParam {
-    scope: Option<String>,
+pub(super) struct ScopeParam {
+    pub scope: Option<String>,
 }
 
 async fn stats(

@@ -8,11 +8,10 @@ use axum::extract::{Query, State};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use metaclaw_memory::{RetrievalPolicy, db};
-use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::api_error::ApiError;
-use super::memory::memory;
+use super::memory::{ScopeParam, memory};
 use super::routes::AdminState;
 use crate::clock::unix_ms;
 use crate::store_access;
@@ -24,12 +23,6 @@ pub fn router() -> Router<Arc<AdminState>> {
     Router::new()
         .route("/api/memory/policy", get(show).put(change))
         .route("/api/memory/policy/reset", post(reset))
-}
-
-#[derive(Deserialize, Default)]
-#[serde(default)]
-struct ScopeParam {
-    scope: Option<String>,
 }
 
 async fn show(

@@ -11,11 +11,10 @@ use axum::routing::get;
 use axum::{Json, Router};
 use metaclaw_memory::render::profile_fits;
 use metaclaw_memory::search::standing;
-use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::api_error::ApiError;
-use super::memory::memory;
+use super::memory::{ScopeParam, memory};
 use super::routes::AdminState;
 use crate::clock::unix_ms;
 use crate::store_access;
@@ -25,12 +24,6 @@ const LISTED: usize = 200;
 
 pub fn router() -> Router<Arc<AdminState>> {
     Router::new().route("/api/memory/profile", get(show))
-}
-
-#[derive(Deserialize, Default)]
-#[serde(default)]
-struct ScopeParam {
-    scope: Option<String>,
 }
 
 async fn show(
