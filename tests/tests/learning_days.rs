@@ -60,17 +60,6 @@ async fn start(memory: bool, skills: bool) -> Agent {
     ));
     home.start_daemon().await;
     let token = home.admin_token();
-    if memory {
-        // The standing-rules profile is off by default (see RetrievalPolicy::profile_tokens).
-        let r = reqwest::Client::new()
-            .put(format!("http://127.0.0.1:{port}/api/memory/policy"))
-            .bearer_auth(&token)
-            .json(&json!({"profile_tokens": 300}))
-            .send()
-            .await
-            .unwrap();
-        assert!(r.status().is_success(), "{}", r.text().await.unwrap());
-    }
     Agent {
         _fake: fake,
         home,

@@ -399,10 +399,18 @@ async fn the_profile_lists_standing_rules_which_people_can_demote_or_forget() {
             .collect()
     };
 
-    // Off by default: the rules are listed, found by relevance only; a fact is not a rule.
+    // On by default and whole (two short rules fit 300 tokens); a fact is not a rule.
     let (s, p) = d.admin(Method::GET, "/api/memory/profile", None).await;
     assert_eq!(s, 200, "{p}");
-    assert_eq!(p["on"], false, "{p}");
+    assert_eq!(
+        (
+            p["on"].clone(),
+            p["whole"].clone(),
+            p["profile_tokens"].clone()
+        ),
+        (json!(true), json!(true), json!(300)),
+        "{p}"
+    );
     assert_eq!(
         contents(&p),
         [
@@ -411,21 +419,18 @@ async fn the_profile_lists_standing_rules_which_people_can_demote_or_forget() {
         ]
     );
 
+    // Off for this scope: the rules are still listed, found by relevance only.
     let (s, _) = d
         .admin(
             Method::PUT,
             "/api/memory/policy",
-            Some(json!({"profile_tokens": 300})),
+            Some(json!({"profile_tokens": 0})),
         )
         .await;
     assert_eq!(s, 200);
     let (_, p) = d.admin(Method::GET, "/api/memory/profile", None).await;
-    assert_eq!(
-        (p["on"].clone(), p["whole"].clone()),
-        (json!(true), json!(true)),
-        "{p}"
-    );
-    assert_eq!(p["profile_tokens"], 300);
+    assert_eq!(p["on"], false, "{p}");
+    assert_eq!(contents(&p).len(), 2, "{p}");
 
     // Demoted: a fact, out of the profile; forgotten: gone.
     let (id, version) = &ids[0];
@@ -454,5 +459,5 @@ async fn the_profile_lists_standing_rules_which_people_can_demote_or_forget() {
         .await;
     assert_eq!(s, 200);
     assert_eq!(p["scope"], "elsewhere");
-    assert_eq!(p["on"], false, "a scope's own policy: {p}");
+    assert_eq!(p["on"], true, "a scope's own policy: {p}");
 }

@@ -56,10 +56,9 @@ pub struct RetrievalPolicy {
     /// Tokens of the standing-rules profile (the user's preferences and workflow rules, see
     /// `profile`), rendered first on every turn on top of the memory budget. 300 holds a
     /// dozen short rules; only a profile larger than that is cut down to the rules that fit
-    /// the request. 0 turns the profile off (rules are then retrieved like any memory). Off
-    /// by default for now: shown whole, every rule reaches every prompt, also those it is not
-    /// about (the learning benchmark counts that as a leak); turn it on per scope with
-    /// `PUT /api/memory/policy {"profile_tokens": 300}`.
+    /// the request, so a rule stated once stands even for requests sharing no word with it.
+    /// 0 turns the profile off (rules are then retrieved like any memory); the engine takes
+    /// it from `memory.profile_tokens`.
     pub profile_tokens: usize,
     /// Added to the score by kind.
     pub kind_boosts: KindBoosts,
@@ -111,6 +110,10 @@ impl KindBoosts {
     }
 }
 
+/// Largest standing-rules profile: a profile is paid on every turn, and past this it is no
+/// longer "a short profile" but a second memory budget.
+pub const MAX_PROFILE_TOKENS: usize = 4000;
+
 impl Default for RetrievalPolicy {
     fn default() -> Self {
         RetrievalPolicy {
@@ -126,7 +129,7 @@ impl Default for RetrievalPolicy {
             recency_half_life_days: 30.0,
             pinned_share: 0.3,
             max_query_terms: 16,
-            profile_tokens: 0,
+            profile_tokens: 300,
             kind_boosts: KindBoosts::default(),
         }
     }
@@ -177,6 +180,9 @@ impl RetrievalPolicy {
         }
         if self.max_query_terms == 0 {
             return err("max_query_terms", "must be at least 1");
+        }
+        if self.profile_tokens > MAX_PROFILE_TOKENS {
+            return err("profile_tokens", "must be at most 4000");
         }
         let b = &self.kind_boosts;
         for v in [

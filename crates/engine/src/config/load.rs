@@ -132,6 +132,16 @@ fn validate(config: &Config) -> Result<(), (String, String)> {
             format!("must be between 1 and 20 (memories shown per turn), not {units}"),
         ));
     }
+    let profile = config.memory.profile_tokens;
+    if usize::try_from(profile).map_or(true, |p| p > metaclaw_memory::policy::MAX_PROFILE_TOKENS) {
+        return Err((
+            "memory.profile_tokens".into(),
+            format!(
+                "must be between 0 and {} (tokens of standing rules shown on every turn), not {profile}",
+                metaclaw_memory::policy::MAX_PROFILE_TOKENS
+            ),
+        ));
+    }
     let holdout = config.learning.holdout;
     if !(0.0..=super::MAX_HOLDOUT).contains(&holdout) {
         return Err((

@@ -38,6 +38,10 @@ pub struct MemoryConfig {
     pub auto_upgrade_require_review: bool,
     pub review_stale_after_hours: u64,
     pub max_injected_units: u32,
+    /// Tokens for the standing-rules profile (the user's "always"/"never"/"from now on"
+    /// rules and preferences) shown first on every turn; 0 turns it off. Each scope's
+    /// policy starts from it.
+    pub profile_tokens: u32,
     pub max_injected_tokens: u32,
     #[serde(deserialize_with = "de::flexible_bool")]
     pub auto_extract: bool,
@@ -95,6 +99,7 @@ impl Default for MemoryConfig {
             auto_upgrade_require_review: true,
             review_stale_after_hours: 72,
             max_injected_units: 6,
+            profile_tokens: 300,
             max_injected_tokens: 800,
             auto_extract: true,
             auto_consolidate: true,

@@ -91,11 +91,14 @@ impl Policies {
 pub const LOCAL_MIN_SIMILARITY: f32 = 0.35;
 
 /// The configured policy: the defaults with `memory.max_injected_units` (1..=20, as the
-/// earlier version validated it) and, in the `hybrid` and `embedding` retrieval modes, the
+/// earlier version validated it), `memory.profile_tokens` and, in the `hybrid` and `embedding` retrieval modes, the
 /// semantic weights (and the local model's similarity floor when `local_model`).
 pub fn configured(memory: &MemoryConfig, local_model: bool) -> RetrievalPolicy {
     let mut p = RetrievalPolicy {
         max_units: usize::try_from(memory.max_injected_units.clamp(1, 20)).unwrap_or(6),
+        profile_tokens: usize::try_from(memory.profile_tokens)
+            .unwrap_or(0)
+            .min(metaclaw_memory::policy::MAX_PROFILE_TOKENS),
         ..RetrievalPolicy::default()
     };
     match semantic_mode(memory) {
