@@ -1,7 +1,8 @@
 #![allow(clippy::unwrap_used, clippy::panic)]
 //! Units found by meaning (ids and cosines from an embedding index) join full-text
-//! candidates: they qualify on their cosine alone, are filtered like any candidate, add the
-//! weighted cosine to their score, and say so in their reason.
+//! candidates: they qualify on their cosine alone (in a prompt only above the similarity
+//! floor), are filtered like any candidate, add the weighted cosine relative to the best to
+//! their score, and say so in their reason.
 
 #[path = "search_support.rs"]
 mod support;
@@ -28,9 +29,11 @@ fn a_unit_close_in_meaning_is_found_without_a_shared_word() {
 
     let similar = vec![(dog.id.clone(), 0.82), (far.id.clone(), 0.3)];
     let hits = search_with(conn, &q, &hybrid(), NOW, &similar).unwrap();
-    assert_eq!(hits.len(), 1, "below min_similarity stays out: {hits:?}");
-    assert_eq!(hits[0].unit.id, dog.id);
-    assert!((hits[0].components.semantic - 0.41).abs() < 1e-5);
+    // A search ranks every unit found by meaning; the best cosine weighs in full.
+    let ids: Vec<&str> = hits.iter().map(|h| h.unit.id.as_str()).collect();
+    assert_eq!(ids, [dog.id.as_str(), far.id.as_str()]);
+    assert!((hits[0].components.semantic - 0.5).abs() < 1e-5);
+    assert!((hits[1].components.semantic - 0.5 * 0.3 / 0.82).abs() < 1e-5);
     assert_eq!(hits[0].components.lexical, 0.0);
     assert!(
         hits[0].reason.contains("similar in meaning (cosine 0.82)"),
@@ -38,10 +41,11 @@ fn a_unit_close_in_meaning_is_found_without_a_shared_word() {
         hits[0].reason
     );
 
+    // A prompt takes only what reaches `min_similarity` (0.5).
     let r = retrieve(conn, "s", &q.text, 800, &hybrid(), NOW, &similar).unwrap();
     let text = r.rendered.unwrap().text;
     assert!(
-        text.contains("Biscuit") && !text.contains("Friday"),
+        text.contains("Biscuit") && !text.contains("Friday") && !text.contains("plant"),
         "{text}"
     );
     assert_eq!((r.outcome.matched, r.outcome.shown), (1, 1));
@@ -83,4 +87,19 @@ fn the_cosine_reorders_word_matches_and_stale_index_entries_are_filtered() {
     let keyword = RetrievalPolicy::default();
     let hits = search_with(conn, &q, &keyword, NOW, &similar).unwrap();
     assert!(hits.iter().all(|h| h.components.semantic == 0.0));
+}
+
+#[test]
+fn weak_cosines_weigh_relative_to_the_similarity_floor_not_to_each_other() {
+    let mut f = Fixture::new();
+    let plant = f.add("s", Kind::Semantic, "The office plant needs water weekly");
+    let q = query("s", "what's my puppy's name?");
+    let conn = f.store.connection();
+    // Nothing is close: the best of the weak matches is not lifted to full weight.
+    let similar = vec![(plant.id.clone(), 0.2)];
+    let hits = search_with(conn, &q, &hybrid(), NOW, &similar).unwrap();
+    assert_eq!(hits.len(), 1);
+    assert!((hits[0].components.semantic - 0.5 * 0.2 / 0.5).abs() < 1e-5);
+    let r = retrieve(conn, "s", &q.text, 800, &hybrid(), NOW, &similar).unwrap();
+    assert!(r.rendered.is_none());
 }

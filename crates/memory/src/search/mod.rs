@@ -76,12 +76,13 @@ pub fn search(
 }
 
 /// [`search`], with `similar`: units close to the query in meaning, as `(id, cosine)` from
-/// an embedding index. They add the weighted cosine to their score, and qualify without
-/// sharing a word when their cosine reaches `policy.min_similarity`.
+/// an embedding index (its nearest few). They add their weighted cosine, relative to the
+/// best one (see [`semantic_scale`]), to their score, and qualify without sharing a word.
 ///
-/// Every unit sharing a term with the query is ranked, however weakly it matches: a caller
-/// asking for ten hits gets ten when there are ten. `policy.min_lexical_score` is a
-/// prompt's cut-off, applied by [`retrieve`].
+/// Every unit sharing a term with the query, or among its nearest in meaning, is ranked,
+/// however weakly it matches: a caller asking for ten hits gets ten when there are ten.
+/// `policy.min_lexical_score` and `policy.min_similarity` are a prompt's cut-offs, applied
+/// by [`retrieve`].
 pub fn search_with(
     conn: &Connection,
     q: &SearchQuery,
@@ -89,12 +90,26 @@ pub fn search_with(
     now_ms: i64,
     similar: &[(String, f32)],
 ) -> Result<Vec<Hit>, MemoryError> {
-    search_above(conn, q, policy, now_ms, similar, 0.0)
+    search_above(conn, q, policy, now_ms, similar, 0.0, 0.0)
+}
+
+/// What a cosine is divided by before its weight applies: the best cosine among `similar`,
+/// but never less than `min_similarity`. Cosines of related text sit in a narrow band
+/// (about 0.35-0.6 for MiniLM-family models), so the raw value would weigh far less than
+/// lexical relevance, which is relative to the best candidate; the floor keeps a query
+/// with nothing close in meaning from lifting its best weak match to full weight.
+fn semantic_scale(similar: &[(String, f32)], min_similarity: f32) -> f32 {
+    similar
+        .iter()
+        .map(|(_, c)| *c)
+        .fold(min_similarity, f32::max)
+        .max(f32::MIN_POSITIVE)
 }
 
 /// [`search_with`], keeping only units whose lexical score (relative to the best
-/// candidate's) reaches `min_lexical` or whose cosine reaches `policy.min_similarity`. The
-/// cut-off comes before the limit, so the hits are the best of those that pass.
+/// candidate's) reaches `min_lexical` or whose cosine reaches `min_similarity` (a unit
+/// with no cosine never qualifies by meaning). The cut-off comes before the limit, so the
+/// hits are the best of those that pass.
 pub(super) fn search_above(
     conn: &Connection,
     q: &SearchQuery,
@@ -102,6 +117,7 @@ pub(super) fn search_above(
     now_ms: i64,
     similar: &[(String, f32)],
     min_lexical: f32,
+    min_similarity: f32,
 ) -> Result<Vec<Hit>, MemoryError> {
     let parsed = terms::QueryTerms::parse(&q.text, policy.max_query_terms.max(1));
     if parsed.is_empty() && similar.is_empty() {
@@ -115,12 +131,14 @@ pub(super) fn search_above(
     } else {
         Default::default()
     };
-    semantic::gather(conn, q, similar, policy.min_similarity, now_ms, &mut found)?;
+    // A cosine qualifies a unit on its own only when there is one.
+    let close = |cosine: f32| cosine > 0.0 && cosine >= min_similarity;
+    let near: Vec<(String, f32)> = similar.iter().filter(|(_, c)| close(*c)).cloned().collect();
+    semantic::gather(conn, q, &near, now_ms, &mut found)?;
     let idfs: Vec<f32> = stats.iter().map(|s| score::idf(s.df, n_docs)).collect();
     let cosines: HashMap<&str, f32> = similar.iter().map(|(id, c)| (id.as_str(), *c)).collect();
     let cosine_of = |id: &str| cosines.get(id).copied().unwrap_or(0.0);
-    // A cosine qualifies a unit on its own only when there is one.
-    let close = |cosine: f32| cosine > 0.0 && cosine >= policy.min_similarity;
+    let scale = semantic_scale(similar, policy.min_similarity);
 
     let scored: Vec<(candidates::Row, Vec<bool>, f32, f32)> = found
         .into_values()
@@ -153,9 +171,9 @@ pub(super) fn search_above(
             } else {
                 0.0
             };
-            let qualifies = lexical >= min_lexical && cov > 0.0 || cosine >= policy.min_similarity;
+            let qualifies = lexical >= min_lexical && cov > 0.0 || close(cosine);
             qualifies.then(|| {
-                let c = score::components(&row, lexical, cosine, policy, now_ms);
+                let c = score::components(&row, lexical, cosine / scale, policy, now_ms);
                 (c.total(), c, row, present)
             })
         })

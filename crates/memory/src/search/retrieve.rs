@@ -68,7 +68,15 @@ pub fn retrieve(
         include_inactive: false,
     };
     // A prompt is read by the model whatever it holds: what barely matches stays out.
-    let hits = search_above(conn, &q, policy, now_ms, similar, policy.min_lexical_score)?;
+    let hits = search_above(
+        conn,
+        &q,
+        policy,
+        now_ms,
+        similar,
+        policy.min_lexical_score,
+        policy.min_similarity,
+    )?;
     let mut pinned_units: Vec<_> = hits
         .iter()
         .filter(|h| h.unit.pinned)

@@ -21,7 +21,8 @@ pub struct Components {
     /// Halves every `recency_half_life_days` since the unit was last used or edited.
     pub recency: f32,
     pub confidence: f32,
-    /// The embedding cosine to the query (0 without embeddings), times its weight.
+    /// The embedding cosine to the query relative to the best one (0..=1; 0 without
+    /// embeddings), times its weight.
     pub semantic: f32,
     pub kind_boost: f32,
     pub pinned: bool,
@@ -63,7 +64,7 @@ pub fn recency(updated_ms: i64, last_accessed_ms: Option<i64>, now_ms: i64, half
 }
 
 /// The weighted parts of a candidate's score; `lexical` is already normalised (0..=1) and
-/// `cosine` is 0 without embeddings.
+/// `cosine` is relative to the best (0..=1), 0 without embeddings.
 pub fn components(
     row: &Row,
     lexical: f32,

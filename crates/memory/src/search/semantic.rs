@@ -10,21 +10,19 @@ use rusqlite::types::Value;
 use super::SearchQuery;
 use super::candidates::{ROW_COLUMNS, Row, filters, read_row};
 
-/// Adds the units of `similar` (id, cosine) whose cosine reaches `min_similarity` to `out`,
-/// unless already there.
+/// Adds the units of `similar` (id, cosine) to `out`, unless already there.
 pub fn gather(
     conn: &Connection,
     q: &SearchQuery,
     similar: &[(String, f32)],
-    min_similarity: f32,
     now_ms: i64,
     out: &mut HashMap<String, Row>,
 ) -> rusqlite::Result<()> {
     let (cond, filter_params) = filters(q, now_ms, 2);
     let sql = format!("SELECT {ROW_COLUMNS} FROM memory_units m WHERE m.id = ?1{cond}");
     let mut stmt = conn.prepare_cached(&sql)?;
-    for (id, cosine) in similar {
-        if *cosine < min_similarity || out.contains_key(id) {
+    for (id, _) in similar {
+        if out.contains_key(id) {
             continue;
         }
         let mut params = vec![Value::Text(id.clone())];
