@@ -75,7 +75,8 @@ async fn measure(setup: Setup) -> Outcome {
     out
 }
 
-/// Every later task follows its rule, and no unrelated prompt carries one.
+/// Every later task follows its rule, and no unrelated prompt carries one that retrieval
+/// picked for it.
 fn assert_learned(out: &Outcome) {
     assert_eq!(out.tasks, rules().len() * 4, "{out:?}");
     assert_eq!(out.missed, Vec::<String>::new(), "{out:?}");
@@ -91,6 +92,8 @@ async fn remembered_rules_come_back_for_tasks_of_their_kind_only() {
         "one preference per rule: {out:?}"
     );
     assert_learned(&out);
+    // Six short rules fit the standing-rules profile: they stand in every prompt.
+    assert_eq!(out.profiled, out.unrelated, "{out:?}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -102,6 +105,7 @@ async fn evolved_rules_come_back_for_tasks_of_their_kind_only() {
         "one skill per rule: {out:?}"
     );
     assert_learned(&out);
+    assert_eq!(out.profiled, 0, "{out:?}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

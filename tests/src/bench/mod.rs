@@ -7,6 +7,7 @@ pub mod conversation;
 pub mod entry;
 pub mod learning;
 pub mod library;
+pub mod library_vectors;
 pub mod load;
 pub mod procs;
 pub mod recall;

@@ -16,12 +16,12 @@ use anyhow::{Context, Result, bail};
 use clap::Parser;
 use metaclaw_e2e::bench::client::{Conn, Target, Workload};
 use metaclaw_e2e::bench::entry;
-use metaclaw_e2e::bench::library;
 use metaclaw_e2e::bench::load::{RoundResult, run_round};
 use metaclaw_e2e::bench::procs::{self, ProxySpec};
 use metaclaw_e2e::bench::report::{Added, LibraryCompare, Report, Settings, SkillsCompare};
 use metaclaw_e2e::bench::rss::PeakRss;
 use metaclaw_e2e::bench::stats::PhaseStats;
+use metaclaw_e2e::bench::{library, library_vectors};
 
 const UPSTREAM_KEY: &str = "sk-bench-upstream";
 const PROXY_KEY: &str = "mc-bench-proxy";
@@ -86,6 +86,11 @@ struct Args {
     library_skills: usize,
     #[arg(long, default_value_t = 100_000)]
     library_memories: usize,
+    /// With `--library`: install this embedding model (a folder or zip in the
+    /// sentence-transformers layout) into the library's home and cache its vectors first,
+    /// so new questions are also retrieved by meaning (the default `hybrid` mode).
+    #[arg(long)]
+    library_model: Option<PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -353,10 +358,27 @@ async fn library_phase(
     let started = std::time::Instant::now();
     tokio::task::spawn_blocking(move || library::seed(&seed_at, size)).await??;
     let seed_s = started.elapsed().as_secs_f64();
+    if let Some(model) = &args.library_model {
+        let (at, model) = (home.path().to_owned(), model.clone());
+        let started = std::time::Instant::now();
+        let filled =
+            tokio::task::spawn_blocking(move || library_vectors::prefill(&at, &model)).await??;
+        eprintln!(
+            "bench: {} vectors of {} cached in {:.0} s",
+            filled.vectors,
+            filled.model_id,
+            started.elapsed().as_secs_f64()
+        );
+    }
     let spec = proxy_spec(proxy_exe, fake_addr, "");
     let proxy = procs::start_proxy_in(home, &spec, "openai", Duration::from_secs(300))
         .await
         .context("the library proxy did not start")?;
+    if args.library_model.is_some() {
+        library_vectors::wait_for_indexes(&proxy, size.skills, Duration::from_secs(300))
+            .await
+            .context("the library proxy's indexes by meaning")?;
+    }
     let question = |addr, bearer: &str| Target {
         addr,
         bearer: bearer.to_owned(),

@@ -159,6 +159,7 @@ async fn run(args: &Args) -> Result<bool> {
                     "compliance": outcome.compliance(),
                     "tasks": outcome.tasks,
                     "leak_rate": outcome.leak_rate(),
+                    "profiled": outcome.profiled,
                     "unrelated": outcome.unrelated,
                     "foreign": outcome.foreign,
                     "memories": outcome.memories,

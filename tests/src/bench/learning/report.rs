@@ -9,7 +9,8 @@ use super::scenario::{Kind, Rule, shared_words};
 /// Compliance each learning setup must reach, and the most learning off may reach.
 pub const MIN_LEARNED: f64 = 0.9;
 pub const MAX_UNLEARNED: f64 = 0.1;
-/// Share of unrelated tasks whose prompt may hold a rule.
+/// Share of unrelated tasks whose prompt may hold a rule retrieval picked for it (the
+/// standing-rules profile, in every prompt by design while it fits, is counted apart).
 pub const MAX_LEAK: f64 = 0.1;
 
 /// Whether `outcome` meets the targets for `setup`.
@@ -45,13 +46,13 @@ pub fn table(rows: &[(Setup, Outcome)]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "| setup | compliance | learned (memories / skills) | unrelated prompts with a rule | later prompts with another rule | targets |"
+        "| setup | compliance | learned (memories / skills) | unrelated prompts with a retrieved rule (leaks) | unrelated prompts with the standing profile | later prompts with another rule | targets |"
     );
-    let _ = writeln!(out, "|---|---|---|---|---|---|");
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|");
     for (setup, o) in rows {
         let _ = writeln!(
             out,
-            "| {} | {:.2} ({}/{}) | {} / {}{} | {:.0}% ({}/{}) | {}/{} | {} |",
+            "| {} | {:.2} ({}/{}) | {} / {}{} | {:.0}% ({}/{}) | {}/{} | {}/{} | {} |",
             setup.label(),
             o.compliance(),
             o.complied.iter().sum::<usize>(),
@@ -61,6 +62,8 @@ pub fn table(rows: &[(Setup, Outcome)]) -> String {
             if o.timed_out { " (wait ran out)" } else { "" },
             100.0 * o.leak_rate(),
             o.leaked,
+            o.unrelated,
+            o.profiled,
             o.unrelated,
             o.foreign,
             o.tasks,

@@ -48,8 +48,13 @@ pub struct Outcome {
     pub complied: Vec<usize>,
     pub tasks: usize,
     pub unrelated: usize,
-    /// Unrelated tasks whose prompt held some rule's marker.
+    /// Unrelated tasks whose prompt held some rule's marker outside the standing-rules
+    /// profile: a rule retrieval picked for a task it does not apply to.
     pub leaked: usize,
+    /// Unrelated tasks whose prompt held a rule in the standing-rules profile while it was
+    /// whole, in every turn's prompt by design (informative). Past its budget the profile
+    /// holds only what retrieval found, which counts as a leak.
+    pub profiled: usize,
     /// Later tasks whose prompt held another rule's marker (informative).
     pub foreign: usize,
     /// Later tasks answered without following their rule.
@@ -117,12 +122,19 @@ pub async fn run(
         }
         out.complied.push(complied);
     }
+    let whole = profile_whole(target).await?;
     for (k, t) in unrelated.iter().enumerate() {
         let (_, prompt) = ask(fake, target, &format!("other-{k}"), t).await?;
         out.unrelated += 1;
+        let (profile, rest) = if whole {
+            split_profile(&prompt)
+        } else {
+            (String::new(), prompt)
+        };
+        out.profiled += usize::from(rules.iter().any(|r| profile.contains(r.marker)));
         let found: Vec<String> = rules
             .iter()
-            .filter(|r| prompt.contains(r.marker))
+            .filter(|r| rest.contains(r.marker))
             .map(|r| r.marker.to_string())
             .collect();
         if !found.is_empty() {
@@ -131,6 +143,48 @@ pub async fn run(
         }
     }
     Ok(out)
+}
+
+/// Whether the standing-rules profile is shown whole in every prompt (memory on, the
+/// profile on and within its budget).
+async fn profile_whole(target: &Target) -> Result<bool> {
+    let status = http::admin(target.addr, &target.admin_token, "/api/status").await?;
+    if !status["memory"].is_object() {
+        return Ok(false);
+    }
+    let p = http::admin(target.addr, &target.admin_token, "/api/memory/profile").await?;
+    Ok(p["on"] == true && p["whole"] == true)
+}
+
+/// The standing-rules profile groups of `prompt` (raw request bodies) and the rest. A group
+/// runs from its title to the next heading or the end of the JSON string holding it.
+pub fn split_profile(prompt: &str) -> (String, String) {
+    let title = format!("### {}", metaclaw_memory::render::PROFILE_TITLE);
+    let (mut profile, mut rest) = (String::new(), String::new());
+    let mut tail = prompt;
+    while let Some(start) = tail.find(&title) {
+        rest.push_str(&tail[..start]);
+        let after = &tail[start + title.len()..];
+        let end = group_end(after);
+        profile.push_str(&after[..end]);
+        tail = &after[end..];
+    }
+    rest.push_str(tail);
+    (profile, rest)
+}
+
+/// Where a profile group's text ends: the next heading, or an unescaped quote.
+fn group_end(text: &str) -> usize {
+    let mut escaped = false;
+    for (i, c) in text.char_indices() {
+        match c {
+            '#' => return i,
+            '"' if !escaped => return i,
+            _ => {}
+        }
+        escaped = c == '\\' && !escaped;
+    }
+    text.len()
 }
 
 /// Asks `text` in a new conversation; returns the answer and the prompt the model received
@@ -210,5 +264,30 @@ async fn settle(
             return Ok((now, true));
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_profile_group_is_told_apart_from_the_rest_of_the_prompt() {
+        let title = metaclaw_memory::render::PROFILE_TITLE;
+        let body = format!(
+            r#"{{"messages":[{{"role":"system","content":"Memory\n\n### {title}\n- Always use \"Celsius\".\n\n### Facts\n- DD.MM.YYYY"}},{{"role":"user","content":"hi ### x"}}]}}"#
+        );
+        let (profile, rest) = split_profile(&body);
+        assert!(
+            profile.contains("Celsius") && !profile.contains("DD.MM"),
+            "{profile}"
+        );
+        assert!(
+            rest.contains("DD.MM.YYYY") && !rest.contains("Celsius"),
+            "{rest}"
+        );
+        assert!(rest.contains("hi ### x"));
+        let (profile, rest) = split_profile("no profile here");
+        assert_eq!((profile.as_str(), rest.as_str()), ("", "no profile here"));
     }
 }
