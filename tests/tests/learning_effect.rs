@@ -105,7 +105,8 @@ async fn evolved_rules_come_back_for_tasks_of_their_kind_only() {
         "one skill per rule: {out:?}"
     );
     assert_learned(&out);
-    assert_eq!(out.profiled, 0, "{out:?}");
+    // Six one-sentence rules fit `skills.standing_tokens`: they stand in every prompt.
+    assert_eq!(out.profiled, out.unrelated, "{out:?}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -18,7 +18,7 @@ pub mod write;
 pub use bank::{InstallReport, builtin_skills, install_builtins};
 pub use library::Library;
 pub use parse::{SkillError, parse_skill};
-pub use render::{Rendered, estimate_tokens, render_skills};
+pub use render::{Rendered, estimate_tokens, render_skills, render_with_standing};
 pub use skill::{CATEGORIES, Provenance, Skill, Source};
 pub use watch::{SharedLibrary, WatchGuard, watch};
 pub use write::{render_skill, write_skill_atomically};

@@ -5,6 +5,7 @@
 //! skipped and a smaller one after it may still fit.
 
 use crate::Skill;
+use crate::retrieval::STANDING_TITLE;
 pub use metaclaw_wire::tokens::estimate_tokens;
 
 const HEADING: &str = "## Skills\nGuidance picked from the skill library for this request. \
@@ -25,9 +26,39 @@ pub fn render_skills<'a>(
     skills: impl IntoIterator<Item = &'a Skill>,
     budget: usize,
 ) -> Option<Rendered> {
+    render_with_standing([], skills, budget)
+}
+
+/// [`render_skills`] with the user's standing rules first, one line each in a group of
+/// their own (see `retrieval::standing`), as many as fit.
+pub fn render_with_standing<'a>(
+    standing: impl IntoIterator<Item = &'a Skill>,
+    skills: impl IntoIterator<Item = &'a Skill>,
+    budget: usize,
+) -> Option<Rendered> {
     let mut text = String::from(HEADING);
     let mut tokens = estimate_tokens(HEADING);
     let mut names = Vec::new();
+    for rule in standing {
+        let line = crate::retrieval::standing_bullet(rule);
+        let heading = if names.is_empty() {
+            estimate_tokens(STANDING_TITLE) + 1
+        } else {
+            0
+        };
+        let cost = estimate_tokens(&line) + 1 + heading;
+        if tokens + cost > budget {
+            continue;
+        }
+        if names.is_empty() {
+            text.push_str("\n\n");
+            text.push_str(STANDING_TITLE);
+        }
+        text.push('\n');
+        text.push_str(&line);
+        tokens += cost;
+        names.push(rule.name.clone());
+    }
     for skill in skills {
         let section = section(skill);
         let cost = estimate_tokens(&section) + 1;

@@ -142,6 +142,16 @@ fn validate(config: &Config) -> Result<(), (String, String)> {
             ),
         ));
     }
+    let standing = config.skills.standing_tokens;
+    if usize::try_from(standing).map_or(true, |s| s > metaclaw_memory::policy::MAX_PROFILE_TOKENS) {
+        return Err((
+            "skills.standing_tokens".into(),
+            format!(
+                "must be between 0 and {} (tokens of learned rules shown on every turn), not {standing}",
+                metaclaw_memory::policy::MAX_PROFILE_TOKENS
+            ),
+        ));
+    }
     let holdout = config.learning.holdout;
     if !(0.0..=super::MAX_HOLDOUT).contains(&holdout) {
         return Err((

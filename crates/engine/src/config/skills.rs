@@ -47,6 +47,10 @@ pub struct SkillsConfig {
     pub embedding_download: bool,
     pub top_k: u32,
     pub task_specific_top_k: u32,
+    /// Tokens the user's learned one-sentence rules may take on every turn, shown whole
+    /// ahead of other skills while they fit (like `memory.profile_tokens`); 0 leaves them to
+    /// relevance.
+    pub standing_tokens: u32,
     #[serde(deserialize_with = "de::flexible_bool")]
     pub auto_evolve: bool,
     /// 0 disables the periodic trigger (session end still evolves).
@@ -92,6 +96,7 @@ impl Default for SkillsConfig {
             // might (see the retrieval evaluation in crates/skills/tests).
             top_k: 3,
             task_specific_top_k: 2,
+            standing_tokens: 300,
             auto_evolve: true,
             evolution_every_n_turns: 10,
             max_new_skills: 3,

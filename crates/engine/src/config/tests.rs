@@ -170,6 +170,23 @@ fn sleep_times_quoted_unquoted_and_sexagesimal() -> TestResult {
     }
     let c = load_text(&h, "memory:\n  max_injected_units: 20\n")?.config;
     assert_eq!(c.memory.max_injected_units, 20);
+    // Standing rules: on by default (300 tokens each), 0 turns them off, at most 4,000.
+    let c = load_text(&h, "skills:\n  top_k: 3\n")?.config;
+    assert_eq!(
+        (c.memory.profile_tokens, c.skills.standing_tokens),
+        (300, 300)
+    );
+    let c = load_text(
+        &h,
+        "memory:\n  profile_tokens: 0\nskills:\n  standing_tokens: 0\n",
+    )?
+    .config;
+    assert_eq!((c.memory.profile_tokens, c.skills.standing_tokens), (0, 0));
+    for key in ["memory:\n  profile_tokens", "skills:\n  standing_tokens"] {
+        let e = err_text(load_text(&h, &format!("{key}: 4001\n")));
+        let name = key.replace(":\n  ", ".");
+        assert!(e.contains(&name) && e.contains("between 0 and 4000"), "{e}");
+    }
     let c = load_text(&h, "scheduler:\n  gate_background_learning: yes\n")?.config;
     assert!(c.scheduler.gate_background_learning);
     assert_eq!(c.scheduler.calendar.calendars, ["primary"]);

@@ -335,11 +335,12 @@ fn semantic_setup(
     })
 }
 
-/// `skills.top_k` / `task_specific_top_k` over the measured thresholds.
+/// `skills.top_k` / `task_specific_top_k` / `standing_tokens` over the measured thresholds.
 fn retrieval_config(config: &Config) -> metaclaw_skills::retrieval::RetrievalConfig {
     metaclaw_skills::retrieval::RetrievalConfig {
         top_k: config.skills.top_k as usize,
         task_specific_top_k: config.skills.task_specific_top_k as usize,
+        standing_tokens: config.skills.standing_tokens as usize,
         ..Default::default()
     }
 }

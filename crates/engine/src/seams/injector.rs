@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use metaclaw_proxy::seams::{BoxFuture, Injection, Injector, TurnContext};
-use metaclaw_skills::render_skills;
+use metaclaw_skills::render_with_standing;
 use metaclaw_skills::retrieval::Hit;
 
 use crate::memory::Memory;
@@ -79,8 +79,12 @@ impl ContextInjector {
 }
 
 fn render(snapshot: &Snapshot, hits: &[Hit], budget: usize) -> Option<(String, Vec<String>)> {
-    let chosen = hits.iter().filter_map(|h| snapshot.library.get(&h.name));
-    let rendered = render_skills(chosen, budget)?;
+    let skills = |standing: bool| {
+        hits.iter()
+            .filter(move |h| h.standing == standing)
+            .filter_map(|h| snapshot.library.get(&h.name))
+    };
+    let rendered = render_with_standing(skills(true), skills(false), budget)?;
     Some((rendered.text, rendered.skills))
 }
 

@@ -6,6 +6,7 @@ use super::parse::{Proposal, Rejection};
 use super::similar::{Corpus, Fingerprint, SIDE_THRESHOLD, Similarity};
 use super::validate::{Valid, validate};
 use crate::library::Library;
+use crate::retrieval::is_rule;
 use crate::skill::{Provenance, Skill, Source};
 
 /// What to do with one proposal.
@@ -187,17 +188,6 @@ fn judge(
     batch.accepted.push((name.clone(), fp, rule));
     v.name = name;
     Ok((v, previous))
-}
-
-/// A stated rule is one or two plain sentences: this short, on a few lines, no headings.
-const RULE_BODY_CHARS: usize = 400;
-const RULE_LINES: usize = 3;
-
-fn is_rule(body: &str) -> bool {
-    let lines: Vec<&str> = body.lines().filter(|l| !l.trim().is_empty()).collect();
-    body.chars().count() <= RULE_BODY_CHARS
-        && lines.len() <= RULE_LINES
-        && !lines.iter().any(|l| l.trim_start().starts_with('#'))
 }
 
 /// Whether two skills are the same lesson. A one-sentence rule has a handful of words, so

@@ -73,7 +73,12 @@ mod tests {
                 "Always give temperatures in Celsius.",
             ),
         ];
-        let r = Retriever::new(&skills, RetrievalConfig::default());
+        // The lane alone: with a budget for standing rules, this one would stand.
+        let lane = RetrievalConfig {
+            standing_tokens: 0,
+            ..RetrievalConfig::default()
+        };
+        let r = Retriever::new(&skills, lane);
         let names =
             |q: &str| -> Vec<String> { r.retrieve(q).into_iter().map(|h| h.name).collect() };
         assert_eq!(

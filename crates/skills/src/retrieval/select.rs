@@ -31,6 +31,9 @@ pub struct RetrievalConfig {
     /// description (≈0.6–0.85) passes; a word the lesson only mentions in its body, or
     /// one most lessons share, does not.
     pub lesson_min_score: f32,
+    /// Tokens the user's learned one-sentence rules may take in every turn's block (see
+    /// `standing`); 0 leaves them to relevance like any lesson.
+    pub standing_tokens: usize,
 }
 
 impl Default for RetrievalConfig {
@@ -42,6 +45,7 @@ impl Default for RetrievalConfig {
             min_relative: 0.6,
             lesson_top_k: 3,
             lesson_min_score: 0.5,
+            standing_tokens: 300,
         }
     }
 }
@@ -56,6 +60,9 @@ pub struct Hit {
     pub matched_terms: Vec<String>,
     /// Returned because the skill is marked `always`, not because it matched.
     pub pinned: bool,
+    /// Returned because it is one of the user's standing rules (see `standing`), shown in
+    /// every turn while they fit.
+    pub standing: bool,
     /// Cosine similarity to the query, when a semantic index ranked it (see `fuse`).
     pub cosine: Option<f32>,
 }
@@ -70,6 +77,8 @@ pub struct Retriever {
     generic: Vec<u32>,
     /// Ids in `index` of the words that alone never select a built-in (see `everyday`).
     everyday: Vec<u32>,
+    /// Doc ids in `index` of the standing rules, by name (see `standing`).
+    standing: Vec<u32>,
 }
 
 impl Retriever {
@@ -80,12 +89,14 @@ impl Retriever {
         let index = Index::build(skills);
         let mut everyday = index.ids_of(&super::everyday::everyday_stems());
         everyday.sort_unstable();
+        let standing = super::standing::standing(skills, &index.docs, config.standing_tokens);
         Self {
             index,
             config,
             lessons,
             generic,
             everyday,
+            standing,
         }
     }
 
@@ -110,6 +121,7 @@ impl Retriever {
             .into_iter()
             .map(|d| (d, scores[d as usize]))
             .filter(|&(_, s)| s >= floor)
+            .filter(|&(d, _)| !self.stands(&self.lessons.docs[d as usize].name))
             .collect();
         let docs = &self.lessons.docs;
         ranked.sort_unstable_by(|a, b| {
@@ -124,14 +136,23 @@ impl Retriever {
                 score,
                 matched_terms: self.lessons.matched(&terms, doc),
                 pinned: false,
+                standing: false,
                 cosine: None,
             })
             .collect()
     }
 
-    /// The skills to inject for `query`: pinned skills first, then the lessons that fit
-    /// (see [`Self::lessons`]), then at most `top_k` scored hits of the whole bank that pass
-    /// both thresholds and the per-category cap, best first.
+    /// Whether `name` is one of the standing rules, shown in every turn anyway.
+    fn stands(&self, name: &str) -> bool {
+        self.standing
+            .iter()
+            .any(|&d| self.index.docs[d as usize].name == name)
+    }
+
+    /// The skills to inject for `query`: pinned skills first, then the standing rules (see
+    /// `standing`), then the lessons that fit (see [`Self::lessons`]), then at most `top_k`
+    /// scored hits of the whole bank that pass both thresholds and the per-category cap,
+    /// best first.
     pub fn retrieve(&self, query: &str) -> Vec<Hit> {
         let c = &self.config;
         let (terms, scored) = self.scored(query, |best| c.min_score.max(c.min_relative * best));
@@ -144,10 +165,10 @@ impl Retriever {
         )
     }
 
-    /// Pinned skills first, then `lessons`, then entries of `ranked` (best first, never
-    /// pinned) up to `top_k` and within the per-category cap, skipping lessons already
-    /// taken. Shared by lexical and fused retrieval so both bound the block the same way;
-    /// `hit` runs only for the entries taken.
+    /// Pinned skills first, then the standing rules, then `lessons`, then entries of
+    /// `ranked` (best first, never pinned) up to `top_k` and within the per-category cap,
+    /// skipping skills already taken. Shared by lexical and fused retrieval so both bound
+    /// the block the same way; `hit` runs only for the entries taken.
     pub(super) fn select<T>(
         &self,
         ranked: impl IntoIterator<Item = T>,
@@ -156,7 +177,15 @@ impl Retriever {
         hit: impl Fn(T) -> Hit,
     ) -> Vec<Hit> {
         let mut hits = self.pinned();
-        hits.extend(lessons);
+        hits.extend(self.standing.iter().map(|&doc| Hit {
+            standing: true,
+            ..self.hit(&[], doc, 0.0)
+        }));
+        for lesson in lessons {
+            if !hits.iter().any(|h| h.name == lesson.name) {
+                hits.push(lesson);
+            }
+        }
         // Categories of the hits taken so far; `top_k` is small, so a scan beats a map.
         let mut taken: Vec<&str> = Vec::with_capacity(self.config.top_k);
         for entry in ranked {
@@ -197,6 +226,7 @@ impl Retriever {
                 score: 0.0,
                 matched_terms: Vec::new(),
                 pinned: true,
+                standing: false,
                 cosine: None,
             })
             .collect();
@@ -281,6 +311,7 @@ impl Retriever {
             score,
             matched_terms: self.index.matched(terms, doc),
             pinned: false,
+            standing: false,
             cosine: None,
         }
     }

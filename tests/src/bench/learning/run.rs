@@ -126,11 +126,13 @@ pub async fn run(
     for (k, t) in unrelated.iter().enumerate() {
         let (_, prompt) = ask(fake, target, &format!("other-{k}"), t).await?;
         out.unrelated += 1;
-        let (profile, rest) = if whole {
-            split_profile(&prompt)
-        } else {
-            (String::new(), prompt)
-        };
+        // Learned rules standing among the skills are only shown when all of them fit.
+        let memory_title = format!("### {}", metaclaw_memory::render::PROFILE_TITLE);
+        let mut titles = vec![metaclaw_skills::retrieval::STANDING_TITLE];
+        if whole {
+            titles.push(&memory_title);
+        }
+        let (profile, rest) = split_profile(&prompt, &titles);
         out.profiled += usize::from(rules.iter().any(|r| profile.contains(r.marker)));
         let found: Vec<String> = rules
             .iter()
@@ -156,15 +158,21 @@ async fn profile_whole(target: &Target) -> Result<bool> {
     Ok(p["on"] == true && p["whole"] == true)
 }
 
-/// The standing-rules profile groups of `prompt` (raw request bodies) and the rest. A group
-/// runs from its title to the next heading or the end of the JSON string holding it.
-pub fn split_profile(prompt: &str) -> (String, String) {
-    let title = format!("### {}", metaclaw_memory::render::PROFILE_TITLE);
+/// The standing-rules groups of `prompt` (raw request bodies), those headed by one of
+/// `titles`, and the rest. A group runs from its title to the next heading or the end of
+/// the JSON string holding it.
+pub fn split_profile(prompt: &str, titles: &[&str]) -> (String, String) {
     let (mut profile, mut rest) = (String::new(), String::new());
     let mut tail = prompt;
-    while let Some(start) = tail.find(&title) {
+    let next = |tail: &str| {
+        titles
+            .iter()
+            .filter_map(|t| tail.find(t).map(|i| (i, t.len())))
+            .min()
+    };
+    while let Some((start, len)) = next(tail) {
         rest.push_str(&tail[..start]);
-        let after = &tail[start + title.len()..];
+        let after = &tail[start + len..];
         let end = group_end(after);
         profile.push_str(&after[..end]);
         tail = &after[end..];
@@ -277,7 +285,8 @@ mod tests {
         let body = format!(
             r#"{{"messages":[{{"role":"system","content":"Memory\n\n### {title}\n- Always use \"Celsius\".\n\n### Facts\n- DD.MM.YYYY"}},{{"role":"user","content":"hi ### x"}}]}}"#
         );
-        let (profile, rest) = split_profile(&body);
+        let heading = format!("### {title}");
+        let (profile, rest) = split_profile(&body, &[&heading]);
         assert!(
             profile.contains("Celsius") && !profile.contains("DD.MM"),
             "{profile}"
@@ -287,7 +296,9 @@ mod tests {
             "{rest}"
         );
         assert!(rest.contains("hi ### x"));
-        let (profile, rest) = split_profile("no profile here");
+        let (whole, _) = split_profile(&body, &[]);
+        assert!(whole.is_empty());
+        let (profile, rest) = split_profile("no profile here", &[&heading]);
         assert_eq!((profile.as_str(), rest.as_str()), ("", "no profile here"));
     }
 }
