@@ -61,6 +61,28 @@ fn main() -> ExitCode {
     entry::run_to_exit("learning-bench", 2, None, run(&args))
 }
 
+/// Evolution runs that added nothing, or refused a proposal, and why.
+async fn refused(target: &Target) {
+    let path = "/api/skills/log?limit=200";
+    match metaclaw_e2e::bench::learning::http::admin(target.addr, &target.admin_token, path).await {
+        Ok(log) => {
+            for e in log["events"].as_array().into_iter().flatten() {
+                let refused = e["rejected"].as_array().is_some_and(|r| !r.is_empty());
+                if refused
+                    || !e["error"].is_null()
+                    || e["added"].as_array().is_none_or(Vec::is_empty)
+                {
+                    println!(
+                        "  skill log: {} added {} improved {} rejected {} error {}",
+                        e["outcome"], e["added"], e["improved"], e["rejected"], e["error"]
+                    );
+                }
+            }
+        }
+        Err(e) => println!("  skill log unavailable: {e:#}"),
+    }
+}
+
 /// The skill ranking for `task`, for a rule that was not applied.
 async fn explain(target: &Target, task: &str) {
     let q: String = task
@@ -179,6 +201,9 @@ async fn run(args: &Args) -> Result<bool> {
                 for task in &outcome.missed {
                     explain(&target, task).await;
                 }
+            }
+            if setup.evolves() {
+                refused(&target).await;
             }
         }
         drop(proxy);

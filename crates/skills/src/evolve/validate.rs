@@ -8,7 +8,8 @@ use crate::skill::CATEGORIES;
 pub(crate) const MAX_NAME: usize = 64;
 pub(crate) const DESCRIPTION_CHARS: std::ops::RangeInclusive<usize> = 10..=300;
 /// A user's standing rule fits in one sentence ("Write dates as YYYY-MM-DD."); a skill that
-/// short is kept. Below this it is a fragment, not a lesson.
+/// short is kept. Below this it is a fragment, not a lesson. The minimum counts a CJK
+/// character as two: "以后代码注释一律用英文写，不要用中文。" is a whole rule in 18.
 pub(crate) const BODY_CHARS: std::ops::RangeInclusive<usize> = 20..=8_000;
 pub(crate) const MAX_TAGS: usize = 8;
 pub(crate) const MAX_TAG_CHARS: usize = 32;
@@ -86,9 +87,10 @@ fn body(raw: &str) -> Result<String, String> {
         return Err(format!("body contains {d}: injected context leaking back"));
     }
     let n = b.chars().count();
-    if !BODY_CHARS.contains(&n) {
+    let cjk = b.chars().filter(|&c| crate::retrieval::is_cjk(c)).count();
+    if n + cjk < *BODY_CHARS.start() || n > *BODY_CHARS.end() {
         return Err(format!(
-            "body has {n} characters, expected {}..={}",
+            "body has {n} characters, expected {}..={} (CJK characters count as two)",
             BODY_CHARS.start(),
             BODY_CHARS.end()
         ));
@@ -181,6 +183,10 @@ mod tests {
         // One sentence is a valid rule.
         let rule = "Always write dates as YYYY-MM-DD in reports.";
         assert_eq!(body(rule).unwrap(), rule);
+        // A Chinese rule says as much in fewer characters; a fragment still is one.
+        let zh = "以后代码注释一律用英文写，不要用中文。";
+        assert_eq!(body(zh).unwrap(), zh);
+        assert!(body("一律用英文写").is_err());
         let leak = format!("<METACLAW-CONTEXT>\n{}", "line\n".repeat(30));
         assert!(body(&leak).unwrap_err().contains("leaking back"));
     }

@@ -20,4 +20,4 @@ pub use embed_text::{content_hash, embedding_text};
 pub use fuse::{Fusion, RRF_K};
 pub use select::{Hit, RetrievalConfig, Retriever};
 pub use standing::{STANDING_TITLE, bullet as standing_bullet, is_rule};
-pub use tokenize::{for_each_token, tokenize};
+pub use tokenize::{for_each_token, is_cjk, tokenize};

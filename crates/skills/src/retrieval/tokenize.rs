@@ -68,7 +68,7 @@ pub fn for_each_token(text: &str, mut emit: impl FnMut(&str)) {
     flush_word(&mut word, &mut emit);
 }
 
-fn is_cjk(c: char) -> bool {
+pub fn is_cjk(c: char) -> bool {
     matches!(c,
         '\u{3040}'..='\u{30ff}'   // Hiragana, Katakana
         | '\u{3400}'..='\u{4dbf}' // CJK extension A
