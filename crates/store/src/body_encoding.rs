@@ -70,6 +70,11 @@ pub(crate) fn encode_skeleton(segments: &[Segment<'_>]) -> Vec<u8> {
     tagged(SKELETON, SKELETON_ZSTD, &out)
 }
 
+/// The marker of a body retention dropped.
+pub(crate) fn encode_dropped() -> Vec<u8> {
+    vec![DROPPED]
+}
+
 pub(crate) fn decode(stored: &[u8]) -> Result<Body, String> {
     let (&tag, rest) = stored.split_first().ok_or("empty body")?;
     match tag {
@@ -243,7 +248,7 @@ mod tests {
             assert_eq!(decode(&stored).unwrap(), Body::Whole(text.to_owned()));
         }
         assert_eq!(encode_whole(&"x".repeat(1000))[0], WHOLE_ZSTD);
-        assert_eq!(decode(&[DROPPED]).unwrap(), Body::Dropped);
+        assert_eq!(decode(&encode_dropped()).unwrap(), Body::Dropped);
     }
 
     #[test]

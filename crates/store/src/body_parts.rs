@@ -47,6 +47,48 @@ pub(crate) fn store_body(conn: &Connection, text: &str, kind: Kind) -> Result<Ve
     skeleton_or_whole(conn, text, spans, |conn, part| intern(conn, part, nested))
 }
 
+/// Removes one reference to each part a body uses, deleting the parts nothing uses any more
+/// (and then the references they held).
+pub(crate) fn release(
+    conn: &Connection,
+    turn: TurnId,
+    body: &[u8],
+) -> Result<Released, StoreError> {
+    let mut pending = part_ids(body).map_err(|detail| bad(turn, detail))?;
+    let mut released = Released::default();
+    while let Some(id) = pending.pop() {
+        let refs: Option<i64> = conn
+            .prepare_cached("UPDATE body_parts SET refs = refs - 1 WHERE id = ?1 RETURNING refs")?
+            .query_row([id], |r| r.get(0))
+            .optional()?;
+        if refs.is_none_or(|n| n > 0) {
+            continue;
+        }
+        let data: Option<Vec<u8>> = conn
+            .prepare_cached("DELETE FROM body_part_data WHERE id = ?1 RETURNING data")?
+            .query_row([id], |r| r.get(0))
+            .optional()?;
+        conn.prepare_cached("DELETE FROM body_parts WHERE id = ?1")?
+            .execute([id])?;
+        released.parts += 1;
+        let data = data.unwrap_or_default();
+        released.bytes += data.len() as u64;
+        match part_ids(&data) {
+            Ok(ids) => pending.extend(ids),
+            // Its own parts stay, unreferenced: a leak, not a loss.
+            Err(detail) => tracing::warn!(part = id, detail, "a deleted part was damaged"),
+        }
+    }
+    Ok(released)
+}
+
+/// Parts deleted by [`release`] and the bytes their data took.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Released {
+    pub parts: u64,
+    pub bytes: u64,
+}
+
 /// A body read back.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Text {

@@ -9,6 +9,7 @@ mod body_check;
 mod body_conversion;
 mod body_encoding;
 mod body_parts;
+mod body_retention;
 mod body_split;
 mod compression;
 mod effects;
@@ -34,6 +35,7 @@ mod usage_totals;
 
 pub use blocks::NewBlock;
 pub use body_parts::DROPPED_REQUEST_JSON;
+pub use body_retention::DroppedStats;
 pub use effects::{CarriedEffect, HoldoutArms, Outcome};
 pub use error::StoreError;
 pub use follow_ups::LabelTurn;

@@ -10,7 +10,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use metaclaw_store::{NewTurn, SCHEMA_VERSION, Store};
+use metaclaw_store::{DROPPED_REQUEST_JSON, NewTurn, SCHEMA_VERSION, Store};
 use workload::{AGENT_CHAT, Chat, chat_turns, new_turn};
 
 /// Set for the child process of the kill test: the database it converts.
@@ -153,6 +153,35 @@ fn a_conversion_killed_mid_way_is_finished_at_the_next_open() {
     let store = Store::open(&path).unwrap();
     assert_eq!(store.turns_to_convert().unwrap(), 0);
     assert_all_read_back(&store, &turns);
+    store.integrity_check().unwrap();
+}
+
+#[test]
+fn retention_drops_turns_whether_converted_or_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("metaclaw.db");
+    let turns = v8_database(&path);
+    let mut store = Store::open_unconverted(&path).unwrap();
+    store.convert_turns(50).unwrap();
+    // The first 100 turns: half converted, half still in the v8 layout.
+    let cutoff = turns[100].created_at_ms;
+    assert!(turns[..100].iter().all(|t| t.created_at_ms < cutoff));
+    assert!(turns[100..].iter().all(|t| t.created_at_ms >= cutoff));
+    let dropped = store.drop_turn_bodies_before(cutoff).unwrap();
+    assert_eq!(dropped.turns, 100);
+    while store.convert_turns(40).unwrap().is_some() {}
+
+    let read = store.recent_turns(turns.len()).unwrap();
+    for (turn, row) in turns.iter().zip(read.iter().rev()) {
+        if turn.created_at_ms < cutoff {
+            assert_eq!(row.request_json, DROPPED_REQUEST_JSON);
+            assert_eq!(row.reply_json, None);
+        } else {
+            assert_eq!(row.request_json, turn.request_json);
+            assert_eq!(row.reply_json, turn.reply_json);
+        }
+        assert_eq!(row.input_tokens, turn.input_tokens);
+    }
     store.integrity_check().unwrap();
 }
 
