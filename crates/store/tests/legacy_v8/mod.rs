@@ -1,5 +1,6 @@
-//! A database as schema v8 made it, every request stored whole in `turns.request_json`, for
-//! the migration test (`tests/schema_v9.rs`).
+//! A database as schema v8 made it, every request stored whole in `turns.request_json`: for
+//! the migration test (`tests/schema_v9.rs`) and the old layout of the benchmark
+//! (`examples/disk_bench.rs`).
 
 use metaclaw_store::NewTurn;
 use rusqlite::{Connection, params};

@@ -1,5 +1,6 @@
-//! Synthetic agent conversations for the tests of the v9 layout: generated, so no recorded
-//! user data ships with the repository, and deterministic, so runs compare.
+//! Synthetic agent conversations for the disk-layout test (`tests/disk_layout.rs`) and
+//! benchmark (`examples/disk_bench.rs`): generated, so no recorded user data ships with the
+//! repository, and deterministic, so runs compare.
 
 use metaclaw_store::NewTurn;
 
