@@ -48,6 +48,9 @@ pub enum StoreError {
     /// A row the caller asked to write is malformed (checked before writing).
     #[error("invalid {what}: {detail}")]
     Invalid { what: &'static str, detail: String },
+    /// A stored request or reply that cannot be rebuilt: it or one of its parts is damaged.
+    #[error("the stored request or reply of turn {turn} cannot be read: {detail}")]
+    BadBody { turn: i64, detail: String },
     #[error("database error: {0}")]
     Sqlite(#[from] rusqlite::Error),
 }

@@ -6,6 +6,7 @@
 
 use rusqlite::params;
 
+use crate::body_parts::Rebuilder;
 use crate::error::StoreError;
 use crate::open::Store;
 use crate::turns::TurnId;
@@ -34,11 +35,11 @@ impl Store {
         limit: usize,
     ) -> Result<Vec<LabelTurn>, StoreError> {
         let mut stmt = self.conn.prepare_cached(
-            "SELECT id, session_id, status, request_json FROM turns
+            "SELECT id, session_id, status, request_json, request_body FROM turns
              WHERE id > ?1 AND turn_type = 'main' ORDER BY id LIMIT ?2",
         )?;
         let rows = stmt.query_map(params![after.0, limit as i64], label_turn)?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        self.with_label_requests(rows.collect::<Result<_, _>>()?)
     }
 
     /// The newest main turns of `session` before `before`, newest first, at most `limit`.
@@ -49,12 +50,12 @@ impl Store {
         limit: usize,
     ) -> Result<Vec<LabelTurn>, StoreError> {
         let mut stmt = self.conn.prepare_cached(
-            "SELECT id, session_id, status, request_json FROM turns
+            "SELECT id, session_id, status, request_json, request_body FROM turns
              WHERE session_id = ?1 AND id < ?2 AND turn_type = 'main'
              ORDER BY id DESC LIMIT ?3",
         )?;
         let rows = stmt.query_map(params![session, before.0, limit as i64], label_turn)?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        self.with_label_requests(rows.collect::<Result<_, _>>()?)
     }
 
     /// The label of one turn, if it has one.
@@ -81,15 +82,31 @@ impl Store {
         tx.commit()?;
         Ok(())
     }
+
+    fn with_label_requests(
+        &self,
+        rows: Vec<(LabelTurn, Option<Vec<u8>>)>,
+    ) -> Result<Vec<LabelTurn>, StoreError> {
+        let mut rebuilder = Rebuilder::new(&self.conn);
+        rows.into_iter()
+            .map(|(mut turn, body)| {
+                let request_json = std::mem::take(&mut turn.request_json);
+                turn.request_json = rebuilder.request(turn.id, request_json, body)?;
+                Ok(turn)
+            })
+            .collect()
+    }
 }
 
-fn label_turn(row: &rusqlite::Row<'_>) -> rusqlite::Result<LabelTurn> {
-    Ok(LabelTurn {
+/// A row as stored, its request to be rebuilt from `request_body` (see `turns::turn_row`).
+fn label_turn(row: &rusqlite::Row<'_>) -> rusqlite::Result<(LabelTurn, Option<Vec<u8>>)> {
+    let turn = LabelTurn {
         id: TurnId(row.get(0)?),
         session_id: row.get(1)?,
         status: row.get(2)?,
         request_json: row.get(3)?,
-    })
+    };
+    Ok((turn, row.get(4)?))
 }
 
 #[cfg(test)]

@@ -5,6 +5,13 @@
 //! run alongside the writer.
 
 mod blocks;
+mod body_check;
+mod body_conversion;
+mod body_encoding;
+mod body_parts;
+mod body_retention;
+mod body_split;
+mod compression;
 mod effects;
 mod embeddings;
 mod error;
@@ -12,6 +19,7 @@ mod follow_ups;
 mod learning_steps;
 mod learning_usage;
 mod migrations;
+mod migrations_bodies;
 mod migrations_learn;
 mod migrations_usage;
 mod open;
@@ -26,6 +34,8 @@ mod turns;
 mod usage_totals;
 
 pub use blocks::NewBlock;
+pub use body_parts::DROPPED_REQUEST_JSON;
+pub use body_retention::DroppedStats;
 pub use effects::{CarriedEffect, HoldoutArms, Outcome};
 pub use error::StoreError;
 pub use follow_ups::LabelTurn;

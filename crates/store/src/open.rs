@@ -22,9 +22,19 @@ pub struct Store {
 
 impl Store {
     /// Opens (creating if needed) the database for reading and writing and brings its schema
-    /// up to date. A file that is not SQLite, or whose schema is newer than this binary, is
-    /// refused and left untouched.
+    /// up to date, converting turns stored before schema v9 to its layout (in batches: a
+    /// process stopped during it continues at the next open). A file that is not SQLite, or
+    /// whose schema is newer than this binary, is refused and left untouched.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
+        let mut store = Store::open_unconverted(path)?;
+        store.finish_conversion()?;
+        Ok(store)
+    }
+
+    /// [`Store::open`] without converting earlier turns: they stay readable as they are, and
+    /// the caller converts them with [`Store::convert_turns`] when it suits (a database of
+    /// gigabytes takes a minute or more).
+    pub fn open_unconverted(path: &Path) -> Result<Store, StoreError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir {
                 path: dir.to_path_buf(),
@@ -50,7 +60,8 @@ impl Store {
         })
     }
 
-    /// Opens an existing, up-to-date database for reading only (status, CLI).
+    /// Opens an existing, up-to-date database for reading only (status, CLI). Turns whose
+    /// conversion to the v9 layout is still pending read back all the same.
     pub fn open_read_only(path: &Path) -> Result<Store, StoreError> {
         check_header(path, true)?;
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY

@@ -2,6 +2,7 @@
 
 use serde::Serialize;
 
+use crate::body_check::body_part_findings;
 use crate::error::StoreError;
 use crate::open::Store;
 
@@ -36,7 +37,8 @@ impl Store {
         Ok(stats)
     }
 
-    /// Runs SQLite's structural check and the foreign-key check; any finding is an error.
+    /// Runs SQLite's structural check, the foreign-key check and a recount of the stored
+    /// parts' references (reads every body); any finding is an error.
     pub fn integrity_check(&self) -> Result<(), StoreError> {
         let mut findings: Vec<String> = self
             .conn
@@ -59,6 +61,7 @@ impl Store {
             })?
             .collect::<Result<Vec<_>, _>>()?;
         findings.extend(fk);
+        findings.extend(body_part_findings(&self.conn)?);
         if findings.is_empty() {
             Ok(())
         } else {

@@ -3,6 +3,7 @@
 use rusqlite::{Row, Transaction, params};
 use serde::Serialize;
 
+use crate::body_parts::{Kind, Rebuilder, store_body};
 use crate::error::StoreError;
 use crate::open::Store;
 
@@ -77,7 +78,10 @@ pub struct TurnRow {
     pub upstream_protocol: String,
     pub upstream: String,
     pub model: String,
+    /// Byte for byte what the upstream received; [`crate::DROPPED_REQUEST_JSON`] once
+    /// retention dropped it.
     pub request_json: String,
+    /// `None` without a reply, or once retention dropped it.
     pub reply_json: Option<String>,
     pub status: u16,
     pub error: Option<String>,
@@ -95,7 +99,7 @@ pub struct TurnRow {
 const ROW_COLUMNS: &str = "id, session_id, turn_index, turn_type, scope, client_protocol,
     upstream_protocol, upstream, model, request_json, reply_json, status, error, input_tokens,
     output_tokens, overhead_ms, ttft_ms, total_ms, skill_generation, created_at_ms,
-    injected_skills";
+    injected_skills, request_body, reply_body";
 
 impl Store {
     /// Stores a batch of turns atomically: either all land or none does. Creates missing
@@ -116,7 +120,7 @@ impl Store {
         let sql = format!("SELECT {ROW_COLUMNS} FROM turns ORDER BY id DESC LIMIT ?1");
         let mut stmt = self.conn.prepare_cached(&sql)?;
         let rows = stmt.query_map([limit], turn_row)?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        self.with_bodies(rows.collect::<Result<_, _>>()?)
     }
 
     /// All turns of one session, in order.
@@ -157,11 +161,11 @@ impl Store {
             ],
             turn_row,
         )?;
-        let mut rows: Vec<TurnRow> = rows.collect::<Result<_, _>>()?;
+        let mut rows: Vec<_> = rows.collect::<Result<_, _>>()?;
         if from == End::Newest {
             rows.reverse();
         }
-        Ok(rows)
+        self.with_bodies(rows)
     }
 
     /// How many turns [`Store::learnable_turns`] would find in `range` without a limit.
@@ -195,11 +199,29 @@ impl Store {
             format!("SELECT {ROW_COLUMNS} FROM turns WHERE session_id = ?1 ORDER BY turn_index");
         let mut stmt = self.conn.prepare_cached(&sql)?;
         let rows = stmt.query_map([session_id], turn_row)?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        self.with_bodies(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// The rows with their bodies rebuilt (see [`turn_row`]).
+    fn with_bodies(&self, rows: Vec<Stored>) -> Result<Vec<TurnRow>, StoreError> {
+        let mut rebuilder = Rebuilder::new(&self.conn);
+        rows.into_iter()
+            .map(|(mut row, request, reply)| {
+                let request_json = std::mem::take(&mut row.request_json);
+                row.request_json = rebuilder.request(row.id, request_json, request)?;
+                row.reply_json = rebuilder.reply(row.id, row.reply_json.take(), reply)?;
+                Ok(row)
+            })
+            .collect()
     }
 }
 
 fn insert_one(tx: &Transaction<'_>, t: &NewTurn) -> Result<TurnId, StoreError> {
+    let request_body = store_body(tx, &t.request_json, Kind::Request)?;
+    let reply_body = match &t.reply_json {
+        Some(reply) => Some(store_body(tx, reply, Kind::Reply)?),
+        None => None,
+    };
     tx.prepare_cached(
         "INSERT OR IGNORE INTO sessions (id, scope, started_at_ms, last_turn_at_ms)
          VALUES (?1, ?2, ?3, ?3)",
@@ -210,11 +232,12 @@ fn insert_one(tx: &Transaction<'_>, t: &NewTurn) -> Result<TurnId, StoreError> {
              upstream_protocol, upstream, model, request_json, reply_json, status, error,
              input_tokens, output_tokens, overhead_ms, ttft_ms, total_ms, created_at_ms,
              injected_skills, skill_generation, cache_read_tokens, cache_write_tokens,
-             injected_memories, injected_tokens, block_tokens, held_out)
+             injected_memories, injected_tokens, block_tokens, held_out, request_body,
+             reply_body)
          VALUES (?1,
              (SELECT COALESCE(MAX(turn_index) + 1, 0) FROM turns WHERE session_id = ?1),
-             ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,
-             ?20, ?21, ?22, ?23, ?24, ?25)",
+             ?2, ?3, ?4, ?5, ?6, ?7, '', NULL, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
+             ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)",
     )?
     .execute(params![
         t.session_id,
@@ -224,8 +247,6 @@ fn insert_one(tx: &Transaction<'_>, t: &NewTurn) -> Result<TurnId, StoreError> {
         t.upstream_protocol,
         t.upstream,
         t.model,
-        t.request_json,
-        t.reply_json,
         t.status,
         t.error,
         t.input_tokens,
@@ -242,6 +263,8 @@ fn insert_one(tx: &Transaction<'_>, t: &NewTurn) -> Result<TurnId, StoreError> {
         t.injected_tokens,
         t.block_tokens,
         t.held_out,
+        request_body,
+        reply_body,
     ])?;
     let id = TurnId(tx.last_insert_rowid());
     tx.prepare_cached(
@@ -255,8 +278,13 @@ fn insert_one(tx: &Transaction<'_>, t: &NewTurn) -> Result<TurnId, StoreError> {
     Ok(id)
 }
 
-fn turn_row(row: &Row<'_>) -> rusqlite::Result<TurnRow> {
-    Ok(TurnRow {
+/// A row as stored, with its `request_body` and `reply_body`: until [`Rebuilder`] rebuilds
+/// them, `request_json` and `reply_json` hold the columns' values (empty and NULL once the
+/// turn is in the v9 layout).
+type Stored = (TurnRow, Option<Vec<u8>>, Option<Vec<u8>>);
+
+fn turn_row(row: &Row<'_>) -> rusqlite::Result<Stored> {
+    let turn = TurnRow {
         id: TurnId(row.get(0)?),
         session_id: row.get(1)?,
         turn_index: row.get(2)?,
@@ -278,7 +306,8 @@ fn turn_row(row: &Row<'_>) -> rusqlite::Result<TurnRow> {
         skill_generation: row.get(18)?,
         created_at_ms: row.get(19)?,
         injected_skills: skills_from_json(row.get(20)?),
-    })
+    };
+    Ok((turn, row.get(21)?, row.get(22)?))
 }
 
 /// A list of names or ids as a JSON array; NULL when empty.
