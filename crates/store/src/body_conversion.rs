@@ -21,8 +21,7 @@ const BATCH_BYTES: usize = 32 << 20;
 
 impl Store {
     /// Converts the bodies of up to `max_turns` turns stored before schema v9, in one
-    /// transaction; the number converted, `None` once none is left. [`Store::open`] runs this
-    /// to the end; [`Store::open_unconverted`] leaves it to the caller.
+    /// transaction; the number converted, `None` once none is left.
     pub fn convert_turns(&mut self, max_turns: usize) -> Result<Option<usize>, StoreError> {
         convert_batch(&mut self.conn, max_turns, BATCH_BYTES)
     }
@@ -39,8 +38,9 @@ impl Store {
         )?)
     }
 
-    /// Converts every turn left, logging progress.
-    pub(crate) fn finish_conversion(&mut self) -> Result<(), StoreError> {
+    /// Converts every turn left, logging progress (for tools and tests; the engine converts
+    /// a batch at a time between writes).
+    pub fn finish_conversion(&mut self) -> Result<(), StoreError> {
         if mark(&self.conn)?.is_none() {
             return Ok(());
         }

@@ -22,19 +22,11 @@ pub struct Store {
 
 impl Store {
     /// Opens (creating if needed) the database for reading and writing and brings its schema
-    /// up to date, converting turns stored before schema v9 to its layout (in batches: a
-    /// process stopped during it continues at the next open). A file that is not SQLite, or
-    /// whose schema is newer than this binary, is refused and left untouched.
+    /// up to date. Turns stored before schema v9 stay readable as they are, converted later by
+    /// [`Store::convert_turns`] (the engine's recorder does it between writes: a database of
+    /// gigabytes takes a minute or more, which must not hold up a start). A file that is not
+    /// SQLite, or whose schema is newer than this binary, is refused and left untouched.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
-        let mut store = Store::open_unconverted(path)?;
-        store.finish_conversion()?;
-        Ok(store)
-    }
-
-    /// [`Store::open`] without converting earlier turns: they stay readable as they are, and
-    /// the caller converts them with [`Store::convert_turns`] when it suits (a database of
-    /// gigabytes takes a minute or more).
-    pub fn open_unconverted(path: &Path) -> Result<Store, StoreError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir {
                 path: dir.to_path_buf(),

@@ -85,7 +85,11 @@ fn a_v8_database_is_converted_in_place_and_reads_back_byte_for_byte() {
     let turns = v8_database(&path);
     let before = file_size(&path);
 
-    let store = Store::open(&path).unwrap();
+    let mut store = Store::open(&path).unwrap();
+    // Opening converts nothing (a start is never held up); the conversion runs apart.
+    assert_eq!(store.turns_to_convert().unwrap(), turns.len() as u64);
+    assert_all_read_back(&store, &turns);
+    store.finish_conversion().unwrap();
     let version: i64 = store
         .connection()
         .pragma_query_value(None, "user_version", |r| r.get(0))
@@ -150,7 +154,8 @@ fn a_conversion_killed_mid_way_is_finished_at_the_next_open() {
     assert_all_read_back(&store, &turns);
     drop(store);
 
-    let store = Store::open(&path).unwrap();
+    let mut store = Store::open(&path).unwrap();
+    store.finish_conversion().unwrap();
     assert_eq!(store.turns_to_convert().unwrap(), 0);
     assert_all_read_back(&store, &turns);
     store.integrity_check().unwrap();
@@ -161,7 +166,7 @@ fn retention_drops_turns_whether_converted_or_not() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("metaclaw.db");
     let turns = v8_database(&path);
-    let mut store = Store::open_unconverted(&path).unwrap();
+    let mut store = Store::open(&path).unwrap();
     store.convert_turns(50).unwrap();
     // The first 100 turns: half converted, half still in the v8 layout.
     let cutoff = turns[100].created_at_ms;
@@ -192,7 +197,7 @@ fn conversion_child() {
     let Some(path) = std::env::var_os(CHILD_DB) else {
         return;
     };
-    let mut store = Store::open_unconverted(Path::new(&path)).unwrap();
+    let mut store = Store::open(Path::new(&path)).unwrap();
     for _ in 0..3 {
         assert_eq!(store.convert_turns(CHILD_BATCH).unwrap(), Some(CHILD_BATCH));
     }

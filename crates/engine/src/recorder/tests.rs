@@ -419,3 +419,48 @@ fn releasing_the_page_cache_at_rest_loses_no_turn() {
     assert_eq!(handle.health().failed_writes, 0);
     worker.shutdown().unwrap();
 }
+
+/// A database from before schema v9, as its tests build one (raw SQL, every request whole).
+#[path = "../../../store/tests/legacy_v8/mod.rs"]
+mod legacy_v8;
+#[path = "../../../store/tests/workload/mod.rs"]
+mod workload;
+
+#[test]
+fn earlier_turns_are_converted_in_the_background_while_new_ones_are_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = db(&dir);
+    let chat = workload::Chat {
+        conversations: 4,
+        turns: 60,
+        ..workload::AGENT_CHAT
+    };
+    let old = workload::chat_turns(&chat, 7);
+    let mut conn = legacy_v8::create(&path).unwrap();
+    legacy_v8::insert(&mut conn, &old).unwrap();
+    drop(conn);
+
+    // Opening converts nothing (`Store::open`, tested in the store); the recorder converts
+    // between writes, and a new turn is recorded meanwhile.
+    let (handle, worker) = start(&path, 64).unwrap();
+    handle.turn_finished(record("new", Protocol::Openai, ReplyCapture::None));
+    handle.flush().unwrap();
+    assert_eq!(read(&path).session_turns("new").unwrap().len(), 1);
+
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    while read(&path).turns_to_convert().unwrap() > 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "conversion never finished"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let store = read(&path);
+    let rows = store.recent_turns(old.len() + 1).unwrap();
+    for (turn, row) in old.iter().zip(rows.iter().rev()) {
+        assert_eq!(row.request_json, turn.request_json);
+        assert_eq!(row.reply_json, turn.reply_json);
+    }
+    store.integrity_check().unwrap();
+    worker.shutdown().unwrap();
+}

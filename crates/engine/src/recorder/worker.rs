@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::PoisonError;
 use std::sync::atomic::Ordering;
-use std::sync::mpsc::Receiver;
+use std::sync::mpsc::{Receiver, TryRecvError};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
@@ -135,7 +135,8 @@ fn run(
         ..Pending::default()
     };
     let mut calls_saved = crate::llm::calls::version();
-    while let Ok(first) = queue.recv() {
+    let mut converting = true;
+    while let Some(first) = next_message(&mut store, queue, &mut converting) {
         // Linger briefly so a busy proxy's turns share one transaction instead of paying a
         // commit each; flushes and shutdown are still answered at once.
         let deadline = Instant::now() + LINGER;
@@ -187,6 +188,35 @@ fn run(
         save_learning_calls(&mut store, &mut calls_saved);
         save_learning_usage(&mut store);
     }
+}
+
+/// Turns stored before schema v9 to convert per batch: a few hundred milliseconds at most,
+/// which a turn arriving meanwhile waits for in the queue (never on the request path).
+const CONVERT_BATCH: usize = 200;
+
+/// The next message; while earlier turns are left to convert to the compact layout, one
+/// batch of them is converted each time the queue is empty. `None` once every sender is gone.
+fn next_message(
+    store: &mut Store,
+    queue: &Receiver<Message>,
+    converting: &mut bool,
+) -> Option<Message> {
+    while *converting {
+        match queue.try_recv() {
+            Ok(message) => return Some(message),
+            Err(TryRecvError::Disconnected) => return None,
+            Err(TryRecvError::Empty) => match store.convert_turns(CONVERT_BATCH) {
+                Ok(Some(n)) => tracing::debug!(turns = n, "earlier turns converted"),
+                Ok(None) => *converting = false,
+                Err(e) => {
+                    // Left as they are (readable); the next start tries again.
+                    tracing::warn!(error = %e, "earlier turns not converted to the compact layout");
+                    *converting = false;
+                }
+            },
+        }
+    }
+    queue.recv().ok()
 }
 
 /// Adds learning's calls since the last batch to the per-day counts; kept for the next batch
