@@ -132,26 +132,16 @@ fn validate(config: &Config) -> Result<(), (String, String)> {
             format!("must be between 1 and 20 (memories shown per turn), not {units}"),
         ));
     }
-    let profile = config.memory.profile_tokens;
-    if usize::try_from(profile).map_or(true, |p| p > metaclaw_memory::policy::MAX_PROFILE_TOKENS) {
-        return Err((
-            "memory.profile_tokens".into(),
-            format!(
-                "must be between 0 and {} (tokens of standing rules shown on every turn), not {profile}",
-                metaclaw_memory::policy::MAX_PROFILE_TOKENS
-            ),
-        ));
-    }
-    let standing = config.skills.standing_tokens;
-    if usize::try_from(standing).map_or(true, |s| s > metaclaw_memory::policy::MAX_PROFILE_TOKENS) {
-        return Err((
-            "skills.standing_tokens".into(),
-            format!(
-                "must be between 0 and {} (tokens of learned rules shown on every turn), not {standing}",
-                metaclaw_memory::policy::MAX_PROFILE_TOKENS
-            ),
-        ));
-    }
+    standing_budget(
+        "memory.profile_tokens",
+        config.memory.profile_tokens,
+        "standing rules",
+    )?;
+    standing_budget(
+        "skills.standing_tokens",
+        config.skills.standing_tokens,
+        "learned rules",
+    )?;
     let holdout = config.learning.holdout;
     if !(0.0..=super::MAX_HOLDOUT).contains(&holdout) {
         return Err((
@@ -173,6 +163,21 @@ fn validate(config: &Config) -> Result<(), (String, String)> {
                 format!("duplicate fallback name `{}`", f.name),
             ));
         }
+    }
+    Ok(())
+}
+
+/// A budget of tokens shown on every turn (memory's profile, the skills' standing rules):
+/// 0 (off) up to `MAX_PROFILE_TOKENS`.
+fn standing_budget(key: &str, tokens: u32, what: &str) -> Result<(), (String, String)> {
+    let max = metaclaw_memory::policy::MAX_PROFILE_TOKENS;
+    if usize::try_from(tokens).map_or(true, |t| t > max) {
+        return Err((
+            key.into(),
+            format!(
+                "must be between 0 and {max} (tokens of {what} shown on every turn), not {tokens}"
+            ),
+        ));
     }
     Ok(())
 }
