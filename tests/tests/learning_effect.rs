@@ -13,6 +13,7 @@ use std::time::Duration;
 use metaclaw_e2e::bench::learning::config::Setup;
 use metaclaw_e2e::bench::learning::run::{self, Outcome, Target};
 use metaclaw_e2e::bench::learning::scenario::{RULES, Rule, UNRELATED};
+use metaclaw_e2e::bench::learning::scenario_zh;
 use metaclaw_e2e::bench::procs::{self, ProxySpec};
 use metaclaw_e2e::fake_upstream::{FakeOptions, FakeUpstream};
 
@@ -40,14 +41,20 @@ fn rules() -> Vec<Rule> {
 }
 
 async fn measure(setup: Setup) -> Outcome {
+    measure_with(setup, &rules(), &UNRELATED[..10], false).await
+}
+
+/// `setup` on `rules`; `terse`: the learning model only restates each rule (no tags, no
+/// kind of task), like a cheap extraction model.
+async fn measure_with(setup: Setup, rules: &[Rule], unrelated: &[&str], terse: bool) -> Outcome {
     let fake = FakeUpstream::start(FakeOptions {
         api_key: Some(UPSTREAM_KEY.into()),
         ..FakeOptions::default()
     })
     .await
     .unwrap();
-    let rules = rules();
-    run::script(&fake, &rules);
+    run::script(&fake, rules);
+    fake.terse_lessons(terse);
     let exe = common::daemon::bin();
     let spec = ProxySpec {
         exe: &exe,
@@ -66,8 +73,7 @@ async fn measure(setup: Setup) -> Outcome {
         proxy_key: common::daemon::PROXY_KEY.into(),
         admin_token: token.trim().to_string(),
     };
-    let unrelated = &UNRELATED[..10];
-    let out = run::run(&fake, &target, setup, &rules, unrelated, SETTLE)
+    let out = run::run(&fake, &target, setup, rules, unrelated, SETTLE)
         .await
         .unwrap();
     assert!(!out.timed_out, "learning did not settle: {out:?}");
@@ -115,4 +121,60 @@ async fn without_learning_no_rule_comes_back() {
     assert_eq!((out.memories, out.skills), (0, 0), "{out:?}");
     assert_eq!(out.complied.iter().sum::<usize>(), 0, "{out:?}");
     assert_eq!(out.leaked, 0, "{out:?}");
+}
+
+/// Chinese rules through a terse learner: the later tasks share no word with their rule, so
+/// they come back only as standing rules, and two of them ("以后代码注释一律用英文写，不要用中文。",
+/// 18 characters) were once refused as fragments.
+fn rules_zh() -> Vec<Rule> {
+    let pick = ["+08:00", "摄氏度", "用英文写", "uv pip install"];
+    let rules: Vec<Rule> = scenario_zh::RULES
+        .iter()
+        .filter(|r| pick.contains(&r.marker))
+        .copied()
+        .collect();
+    assert_eq!(
+        rules.len(),
+        pick.len(),
+        "{:?}",
+        rules.iter().map(|r| r.marker).collect::<Vec<_>>()
+    );
+    rules
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn chinese_rules_taught_to_a_terse_learner_stand_as_skills() {
+    let rules = rules_zh();
+    let out = measure_with(
+        Setup::SkillsOnly,
+        &rules,
+        &scenario_zh::UNRELATED[..6],
+        true,
+    )
+    .await;
+    assert_eq!(
+        out.skills,
+        rules.len() as u64,
+        "one skill per rule: {out:?}"
+    );
+    assert_eq!(out.tasks, rules.len() * 4, "{out:?}");
+    assert_eq!(out.missed, Vec::<String>::new(), "{out:?}");
+    assert_eq!(out.leaks, Vec::new(), "{out:?}");
+    assert_eq!(out.profiled, out.unrelated, "{out:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn chinese_rules_taught_to_a_terse_learner_stand_in_memory() {
+    let rules = rules_zh();
+    let out = measure_with(
+        Setup::MemoryOnly,
+        &rules,
+        &scenario_zh::UNRELATED[..6],
+        true,
+    )
+    .await;
+    assert_eq!(out.memories, rules.len() as u64, "{out:?}");
+    assert_eq!(out.missed, Vec::<String>::new(), "{out:?}");
+    assert_eq!(out.leaks, Vec::new(), "{out:?}");
+    assert_eq!(out.profiled, out.unrelated, "{out:?}");
 }
