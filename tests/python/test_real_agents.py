@@ -494,7 +494,7 @@ def test_openclaw_tool_round_trip_and_learning(model, protocol):
         # What MetaClaw recorded: one session; the tool call, then the turn carrying its result.
         turns = main_turns(mc)
         assert len(turns) == 3 and len({t["session_id"] for t in turns}) == 1, turns
-        assert all(t["status"] == 200 and not t["error"] for t in turns)
+        assert all(t["status"] == 200 and not t["error"] for t in turns), [(t["status"], t["error"]) for t in turns]
         assert '"read"' in turns[0]["reply_json"] and "notes.txt" in turns[0]["reply_json"]
         assert "pistachio" in turns[1]["request_json"] and "The tool said" in turns[1]["reply_json"]
         assert any(t["injected_skills"] for t in turns)

@@ -293,6 +293,41 @@ async fn client_disconnect_cancels_the_upstream_request_and_is_recorded() {
     assert!(turns[0].ttft_ms.is_some());
 }
 
+/// SDKs hang up as soon as they read the final event; the upstream may not have closed its end
+/// yet. The reply the client took whole is recorded whole, in either protocol.
+#[tokio::test]
+async fn a_client_that_leaves_after_the_final_event_leaves_a_complete_turn() {
+    for (path, body, end) in [
+        (
+            "/v1/chat/completions",
+            json!({"model":"m","stream":true,"messages":[{"role":"user","content":"[[fault:hold_open]] a b c"}]}),
+            "[DONE]",
+        ),
+        (
+            "/v1/messages",
+            json!({"model":"m","max_tokens":50,"stream":true,"messages":[{"role":"user","content":"[[fault:hold_open]] a b c"}]}),
+            "message_stop",
+        ),
+    ] {
+        for up in [Protocol::Openai, Protocol::Anthropic] {
+            let h = Harness::start(up).await;
+            let mut resp = h.post(path).json(&body).send().await.unwrap();
+            assert_eq!(resp.status(), 200);
+            let mut read = String::new();
+            while !read.contains(end) {
+                let chunk = resp.chunk().await.unwrap();
+                let chunk =
+                    chunk.unwrap_or_else(|| panic!("{path} via {up:?} ended early: {read}"));
+                read.push_str(&String::from_utf8_lossy(&chunk));
+            }
+            drop(resp);
+            let turns = h.sink.wait_turns(|t| t.len() == 1).await;
+            assert_eq!(turns[0].error, None, "{path} via {up:?}");
+            assert_eq!(turns[0].status, 200);
+        }
+    }
+}
+
 #[tokio::test]
 async fn upstream_death_mid_stream_reaches_the_client_as_an_error_event() {
     for (path, body) in [

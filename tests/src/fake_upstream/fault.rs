@@ -38,6 +38,9 @@ pub enum Fault {
     MalformedSse,
     /// Never answer (until the fake shuts down).
     Hang,
+    /// Send the whole reply, final event included, then keep the connection open until the
+    /// client goes away: what a client sees that leaves as soon as it has read the end.
+    HoldOpen,
 }
 
 impl FromStr for Fault {
@@ -72,6 +75,7 @@ impl FromStr for Fault {
             "end_early" => Self::EndEarly,
             "malformed_sse" => Self::MalformedSse,
             "hang" => Self::Hang,
+            "hold_open" => Self::HoldOpen,
             other => return Err(format!("unknown fault `{other}`")),
         };
         if arg.is_some() && !matches!(fault, Self::SlowFirstByte(_) | Self::ChunkDelay(_)) {
@@ -109,6 +113,7 @@ impl fmt::Display for Fault {
             Self::EndEarly => f.write_str("end_early"),
             Self::MalformedSse => f.write_str("malformed_sse"),
             Self::Hang => f.write_str("hang"),
+            Self::HoldOpen => f.write_str("hold_open"),
         }
     }
 }
@@ -170,6 +175,7 @@ mod tests {
             ("end_early", Fault::EndEarly),
             ("malformed_sse", Fault::MalformedSse),
             ("hang", Fault::Hang),
+            ("hold_open", Fault::HoldOpen),
         ] {
             assert_eq!(text.parse::<Fault>(), Ok(fault), "{text}");
             assert_eq!(fault.to_string().parse::<Fault>(), Ok(fault));

@@ -27,6 +27,8 @@ pub struct StreamPlan {
     pub delay: Option<Duration>,
     /// Send only this many frames, then abort the connection (no terminator).
     pub disconnect_after: Option<usize>,
+    /// After the last frame, keep the connection open until the client leaves.
+    pub hold_open: bool,
 }
 
 impl StreamPlan {
@@ -46,6 +48,7 @@ impl StreamPlan {
             Some(Fault::DisconnectMidStream) => self.disconnect_after = Some(keep),
             Some(Fault::EndEarly) => self.frames.truncate(keep),
             Some(Fault::MalformedSse) => self.frames.insert(keep, malformed),
+            Some(Fault::HoldOpen) => self.hold_open = true,
             _ => {}
         }
         self
@@ -71,6 +74,7 @@ struct BodyState {
     frames: VecDeque<Bytes>,
     delay: Option<Duration>,
     abort_at_end: bool,
+    hold_open: bool,
     sent_any: bool,
     finished: bool,
     guard: CancelGuard,
@@ -91,6 +95,7 @@ pub fn streamed_response(
         frames,
         delay: plan.delay,
         abort_at_end: plan.disconnect_after.is_some(),
+        hold_open: plan.hold_open,
         sent_any: false,
         finished: false,
         guard: CancelGuard {
@@ -125,6 +130,10 @@ async fn next_frame(mut st: BodyState) -> Option<(io::Result<Bytes>, BodyState)>
             st.finished = true;
             let err = io::Error::new(io::ErrorKind::ConnectionAborted, "injected disconnect");
             return Some((Err(err), st));
+        }
+        if st.hold_open {
+            // The reply is whole; only the client leaving (or the fake stopping) ends it.
+            st.guard.shared.shutdown.clone().cancelled().await;
         }
         return None;
     };

@@ -169,13 +169,25 @@ impl Relay {
         loop {
             if let Some(b) = self.pending.pop_front() {
                 self.tee.sent(&b);
+                if self.pending.is_empty() && self.finale.seen() {
+                    // The client has every event through the upstream's final one; SDKs may
+                    // hang up as soon as they read it, before the upstream closes its end.
+                    self.tee.completed = true;
+                }
                 return Some(b);
             }
             if self.done {
                 return None;
             }
             match tokio::time::timeout(self.idle, self.upstream.next()).await {
-                Ok(Some(Ok(bytes))) => self.upstream_bytes(bytes),
+                Ok(Some(Ok(bytes))) => {
+                    if self.upstream_bytes(bytes) {
+                        // A translated stream ends with its terminal event, not when the
+                        // upstream gets round to closing the connection.
+                        self.done = true;
+                        self.upstream_ended();
+                    }
+                }
                 Ok(None) if self.finale.seen() => {
                     self.done = true;
                     self.upstream_ended();
@@ -202,7 +214,9 @@ impl Relay {
         }
     }
 
-    fn upstream_bytes(&mut self, bytes: Bytes) {
+    /// Queues what `bytes` complete for the client; true once a translated stream's terminal
+    /// event (`[DONE]`, `message_stop`) went by.
+    fn upstream_bytes(&mut self, bytes: Bytes) -> bool {
         match &mut self.mode {
             Mode::Pass => {
                 self.finale.scan(&bytes);
@@ -217,7 +231,7 @@ impl Relay {
                 for ev in decoder.push(&bytes) {
                     if ev.data.trim() == "[DONE]" {
                         self.finale.see();
-                        continue;
+                        return true;
                     }
                     match serde_json::from_str::<openai::ChatChunk>(&ev.data) {
                         Ok(chunk) => {
@@ -239,13 +253,15 @@ impl Relay {
                 for ev in decoder.push(&bytes) {
                     match serde_json::from_str::<anthropic::StreamEvent>(&ev.data) {
                         Ok(event) => {
-                            if matches!(event, anthropic::StreamEvent::MessageStop { .. }) {
-                                self.finale.see();
-                            }
+                            let stop = matches!(event, anthropic::StreamEvent::MessageStop { .. });
                             for out in tr.push(event) {
                                 push_openai(&mut self.pending, &out);
                             }
                             self.tee.usage = tr.upstream_usage().map(TokenUsage::from);
+                            if stop {
+                                self.finale.see();
+                                return true;
+                            }
                         }
                         Err(e) => {
                             tracing::warn!(error = %e, "skipped an unreadable upstream event")
@@ -254,6 +270,7 @@ impl Relay {
                 }
             }
         }
+        false
     }
 
     fn upstream_ended(&mut self) {
