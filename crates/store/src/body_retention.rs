@@ -3,7 +3,8 @@
 //! stored parts nothing references any more are deleted. The file does not shrink by itself:
 //! the freed pages are reused, or given back by a vacuum.
 
-use rusqlite::{Connection, TransactionBehavior, params};
+use rusqlite::types::Value;
+use rusqlite::{Connection, TransactionBehavior, params, params_from_iter};
 use serde::Serialize;
 
 use crate::body_encoding::encode_dropped;
@@ -13,9 +14,9 @@ use crate::open::Store;
 use crate::turns::TurnId;
 
 /// Turns per transaction: the recorder waits for the write lock at most one batch.
-const BATCH_TURNS: usize = 500;
+pub const BATCH_TURNS: usize = 500;
 
-/// What [`Store::drop_turn_bodies_before`] removed.
+/// What [`Store::drop_turn_bodies`] removed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct DroppedStats {
     /// Turns whose bodies were dropped.
@@ -26,39 +27,116 @@ pub struct DroppedStats {
     pub bytes: u64,
 }
 
+impl DroppedStats {
+    fn add(&mut self, other: DroppedStats) {
+        self.turns += other.turns;
+        self.parts += other.parts;
+        self.bytes += other.bytes;
+    }
+}
+
+/// Which turns may lose their bodies.
+#[derive(Debug, Clone, Default)]
+pub struct DropRule {
+    /// Turns created before this (Unix ms).
+    pub before_ms: i64,
+    /// Learning jobs that keep a per-session mark in `state` (`<job>.<session>` = the last
+    /// `turn_index` read): a turn they would learn from (a successful main turn) waits until
+    /// every one of them has read it.
+    pub session_marks: Vec<String>,
+    /// Jobs that keep one mark (`state` key = the last turn id read) over all turns: every
+    /// turn waits for each of them.
+    pub id_marks: Vec<String>,
+    /// Turns created before this are dropped whether or not the jobs read them: a job that
+    /// has not read a turn by then (off, or failing for days) is not waited for any more.
+    pub stop_waiting_before_ms: i64,
+}
+
 impl Store {
-    /// Drops the request and reply of the turns created before `cutoff_ms`, oldest first, in
-    /// batches (each its own transaction, so an interrupted run keeps what it did). Turns
-    /// already dropped are skipped; turns not yet converted to the v9 layout are dropped too.
+    /// Drops the request and reply of turns created before `cutoff_ms`, waiting for no job.
     pub fn drop_turn_bodies_before(&mut self, cutoff_ms: i64) -> Result<DroppedStats, StoreError> {
+        let rule = DropRule {
+            before_ms: cutoff_ms,
+            ..DropRule::default()
+        };
         let mut total = DroppedStats::default();
         loop {
-            let (batch, more) = drop_batch(&mut self.conn, cutoff_ms)?;
-            total.turns += batch.turns;
-            total.parts += batch.parts;
-            total.bytes += batch.bytes;
+            let (batch, more) = self.drop_turn_bodies(&rule)?;
+            total.add(batch);
             if !more {
                 return Ok(total);
             }
         }
     }
+
+    /// Drops the bodies of at most [`BATCH_TURNS`] turns `rule` allows, oldest first, in one
+    /// transaction; `true` when more may be left. Callers loop, so a caller that must yield
+    /// (a request arrived) stops between batches and keeps what it did. Turns already
+    /// dropped are skipped; turns not yet converted to the v9 layout are dropped too.
+    pub fn drop_turn_bodies(
+        &mut self,
+        rule: &DropRule,
+    ) -> Result<(DroppedStats, bool), StoreError> {
+        drop_batch(&mut self.conn, rule)
+    }
+}
+
+/// The `WHERE` clause of [`DropRule`]; `?1` before, `?2` the dropped body, `?3` the batch
+/// size, `?4` stop waiting before. Mark keys are bound as parameters from `?5` on.
+fn rule_sql(rule: &DropRule) -> String {
+    let mut read = Vec::new();
+    let mut n = 5;
+    for _ in &rule.session_marks {
+        read.push(format!(
+            "(t.turn_type != 'main' OR t.status NOT BETWEEN 200 AND 299 OR t.error IS NOT NULL
+              OR t.turn_index <= COALESCE((SELECT CAST(value AS INTEGER) FROM state
+                                           WHERE key = ?{n} || '.' || t.session_id), -1))"
+        ));
+        n += 1;
+    }
+    for _ in &rule.id_marks {
+        read.push(format!(
+            "t.id <= COALESCE((SELECT CAST(value AS INTEGER) FROM state WHERE key = ?{n}), 0)"
+        ));
+        n += 1;
+    }
+    let waited = if read.is_empty() {
+        String::new()
+    } else {
+        format!(" AND (t.created_at_ms < ?4 OR ({}))", read.join(" AND "))
+    };
+    format!(
+        "SELECT t.id, octet_length(t.request_json) + COALESCE(octet_length(t.reply_json), 0),
+                t.request_body, t.reply_body
+         FROM turns t WHERE t.created_at_ms < ?1 AND t.request_body IS NOT ?2{waited}
+         ORDER BY t.created_at_ms LIMIT ?3"
+    )
 }
 
 /// A turn to drop: its id, the bytes of its legacy columns, its stored bodies.
 type Row = (i64, i64, Option<Vec<u8>>, Option<Vec<u8>>);
 
 /// One batch; `true` when more turns may be left.
-fn drop_batch(conn: &mut Connection, cutoff_ms: i64) -> Result<(DroppedStats, bool), StoreError> {
+fn drop_batch(conn: &mut Connection, rule: &DropRule) -> Result<(DroppedStats, bool), StoreError> {
     let dropped = encode_dropped();
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let mut values: Vec<Value> = vec![
+        rule.before_ms.into(),
+        dropped.clone().into(),
+        (BATCH_TURNS as i64).into(),
+    ];
+    if !(rule.session_marks.is_empty() && rule.id_marks.is_empty()) {
+        values.push(rule.stop_waiting_before_ms.into());
+    }
+    values.extend(
+        rule.session_marks
+            .iter()
+            .chain(&rule.id_marks)
+            .map(|k| Value::from(k.clone())),
+    );
     let rows: Vec<Row> = tx
-        .prepare_cached(
-            "SELECT id, octet_length(request_json) + COALESCE(octet_length(reply_json), 0),
-                    request_body, reply_body
-             FROM turns WHERE created_at_ms < ?1 AND request_body IS NOT ?2
-             ORDER BY created_at_ms LIMIT ?3",
-        )?
-        .query_map(params![cutoff_ms, dropped, BATCH_TURNS as i64], |r| {
+        .prepare_cached(&rule_sql(rule))?
+        .query_map(params_from_iter(values), |r| {
             Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
         })?
         .collect::<Result<_, _>>()?;
@@ -180,6 +258,54 @@ mod tests {
         );
         store.drop_turn_bodies_before(i64::MAX).unwrap();
         assert_eq!(parts(&store), 0);
+        store.integrity_check().unwrap();
+    }
+
+    #[test]
+    fn turns_wait_for_the_jobs_that_have_not_read_them_until_waiting_stops() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("m.db")).unwrap();
+        let mut failed = turn("a", 12, &["tried".into()]);
+        failed.status = 500;
+        store
+            .insert_turns(&[
+                turn("a", 10, &["one".into()]),
+                turn("a", 11, &["two".into()]),
+                failed,
+                turn("b", 13, &["three".into()]),
+            ])
+            .unwrap();
+        let kept = |store: &Store| -> Vec<String> {
+            ["a", "b"]
+                .iter()
+                .flat_map(|s| store.session_turns(s).unwrap())
+                .filter(|t| t.request_json != DROPPED_REQUEST_JSON)
+                .map(|t| format!("{}{}", t.session_id, t.turn_index))
+                .collect()
+        };
+        let mut rule = DropRule {
+            before_ms: 100,
+            session_marks: vec!["skills.evolved_through".into()],
+            id_marks: vec!["effect.labelled_through".into()],
+            stop_waiting_before_ms: 0,
+        };
+        // Nothing read yet: only the failed turn, which no job learns from, waits for the
+        // labeller alone; it has not read it either.
+        assert_eq!(store.drop_turn_bodies(&rule).unwrap().0.turns, 0);
+        store.state_set("effect.labelled_through", "3").unwrap();
+        assert_eq!(store.drop_turn_bodies(&rule).unwrap().0.turns, 1);
+        assert_eq!(kept(&store), ["a0", "a1", "b0"]);
+        // Evolution read `a` through its first turn.
+        store.state_set("skills.evolved_through.a", "0").unwrap();
+        store.drop_turn_bodies(&rule).unwrap();
+        assert_eq!(kept(&store), ["a1", "b0"]);
+        // `b0` was never labelled (id 4) and `a1` never learned from: kept until waiting stops.
+        store.state_set("skills.evolved_through.b", "0").unwrap();
+        store.drop_turn_bodies(&rule).unwrap();
+        assert_eq!(kept(&store), ["a1", "b0"]);
+        rule.stop_waiting_before_ms = 12;
+        store.drop_turn_bodies(&rule).unwrap();
+        assert_eq!(kept(&store), ["b0"]);
         store.integrity_check().unwrap();
     }
 }

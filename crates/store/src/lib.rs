@@ -27,15 +27,17 @@ mod samples;
 mod series;
 mod sessions;
 mod skill_events;
+mod space;
 mod state;
 mod stats;
 mod turn_usage;
 mod turns;
 mod usage_totals;
+mod vacuum;
 
 pub use blocks::NewBlock;
 pub use body_parts::DROPPED_REQUEST_JSON;
-pub use body_retention::DroppedStats;
+pub use body_retention::{BATCH_TURNS, DropRule, DroppedStats};
 pub use effects::{CarriedEffect, HoldoutArms, Outcome};
 pub use error::StoreError;
 pub use follow_ups::LabelTurn;
@@ -46,6 +48,7 @@ pub use samples::{BatchTake, JudgeState, NewSample, SampleCounts, SampleRow, Sam
 pub use series::{Buckets, RequestBucket};
 pub use sessions::SessionRow;
 pub use skill_events::{NewSkillEvent, RejectedSkill, SkillEventCounts, SkillEventRow};
+pub use space::{Space, SpacePart};
 pub use stats::StoreStats;
 pub use turn_usage::TurnUsageRow;
 pub use turns::{End, NewTurn, TurnId, TurnRange, TurnRow};

@@ -41,6 +41,11 @@ impl Store {
         if found > SCHEMA_VERSION {
             return Err(too_new(path, found));
         }
+        if found == 0 {
+            // Only a file without tables takes this; older databases switch at their first
+            // compaction (see `vacuum`). Free pages then go back a few at a time.
+            conn.pragma_update(None, "auto_vacuum", "INCREMENTAL")?;
+        }
         conn.pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get::<_, String>(0))
             .map_err(|e| classify(path, e))?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
