@@ -68,6 +68,9 @@ pub enum Command {
     },
     /// End a pause now.
     Resume,
+    /// The database on disk: its size, what takes the space, the retention in force and
+    /// when it last ran; `prune` applies the retention now.
+    Storage(StorageArgs),
     /// Training windows: whether one is open, why, and when the next one comes.
     #[command(subcommand)]
     Scheduler(SchedulerCommand),
@@ -362,6 +365,23 @@ pub enum AgentCommand {
         #[arg(long)]
         json: bool,
     },
+}
+
+#[derive(Debug, Args)]
+pub struct StorageArgs {
+    #[command(subcommand)]
+    pub command: Option<StorageCommand>,
+    /// Print JSON instead of text.
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum StorageCommand {
+    /// Drop the messages of turns older than `storage.keep_turn_bodies_days` (once learning
+    /// has read them), the oldest first while over `storage.max_db_mb`, and give the space
+    /// back to the disk. Figures, skills and memories stay.
+    Prune,
 }
 
 #[derive(Debug, Subcommand)]

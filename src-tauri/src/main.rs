@@ -81,6 +81,7 @@ fn run(cli: Cli) -> Outcome {
         }
         Some(Command::Resume) => commands::pause::resume(&paths),
         Some(Command::Scheduler(command)) => commands::scheduler::run(&paths, command),
+        Some(Command::Storage(args)) => commands::storage::run(&paths, args),
         Some(Command::TrainStep { json }) => commands::train::run(&paths, json),
         Some(Command::Models(ModelsCommand::Download {
             model,

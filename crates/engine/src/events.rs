@@ -27,6 +27,8 @@ pub enum EngineEvent {
     SkillsLearned { names: Vec<String> },
     /// Memory gained, changed or lost units (extraction, consolidation, an edit).
     MemoryChanged,
+    /// Retention ran: the database's size and what it keeps changed.
+    StorageChanged,
     /// The provider refused MetaClaw's key.
     UpstreamAuthFailed { upstream: String, status: u16 },
     /// A training step finished (RL modes).

@@ -24,6 +24,7 @@ pub mod seams;
 pub mod secrets;
 pub mod setup;
 pub mod skills;
+pub mod storage;
 pub mod store_access;
 pub mod supervise;
 pub mod ui;

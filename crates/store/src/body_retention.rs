@@ -17,7 +17,7 @@ use crate::turns::TurnId;
 pub const BATCH_TURNS: usize = 500;
 
 /// What [`Store::drop_turn_bodies`] removed.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct DroppedStats {
     /// Turns whose bodies were dropped.
     pub turns: u64,
@@ -50,6 +50,9 @@ pub struct DropRule {
     /// Turns created before this are dropped whether or not the jobs read them: a job that
     /// has not read a turn by then (off, or failing for days) is not waited for any more.
     pub stop_waiting_before_ms: i64,
+    /// Turns per batch; 0 means [`BATCH_TURNS`]. Smaller batches stop closer to a target
+    /// (a size limit checked between them).
+    pub batch: usize,
 }
 
 impl Store {
@@ -69,7 +72,7 @@ impl Store {
         }
     }
 
-    /// Drops the bodies of at most [`BATCH_TURNS`] turns `rule` allows, oldest first, in one
+    /// Drops the bodies of at most `rule.batch` turns `rule` allows, oldest first, in one
     /// transaction; `true` when more may be left. Callers loop, so a caller that must yield
     /// (a request arrived) stops between batches and keeps what it did. Turns already
     /// dropped are skipped; turns not yet converted to the v9 layout are dropped too.
@@ -78,6 +81,35 @@ impl Store {
         rule: &DropRule,
     ) -> Result<(DroppedStats, bool), StoreError> {
         drop_batch(&mut self.conn, rule)
+    }
+}
+
+/// How many turns keep their bodies.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct BodyCounts {
+    pub turns: u64,
+    /// Turns whose request and reply are still stored.
+    pub with_bodies: u64,
+    /// When the oldest of those was recorded (Unix ms).
+    pub oldest_with_body_ms: Option<i64>,
+}
+
+impl Store {
+    /// Turns in all, those that keep their bodies, and the oldest of them. One pass over
+    /// the turns.
+    pub fn body_counts(&self) -> Result<BodyCounts, StoreError> {
+        let (turns, with_bodies, oldest): (i64, Option<i64>, Option<i64>) = self.conn.query_row(
+            "SELECT COUNT(*), SUM(request_body IS NOT ?1),
+                    MIN(CASE WHEN request_body IS NOT ?1 THEN created_at_ms END)
+             FROM turns",
+            [encode_dropped()],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )?;
+        Ok(BodyCounts {
+            turns: u64::try_from(turns).unwrap_or(0),
+            with_bodies: with_bodies.and_then(|n| u64::try_from(n).ok()).unwrap_or(0),
+            oldest_with_body_ms: oldest,
+        })
     }
 }
 
@@ -119,11 +151,16 @@ type Row = (i64, i64, Option<Vec<u8>>, Option<Vec<u8>>);
 /// One batch; `true` when more turns may be left.
 fn drop_batch(conn: &mut Connection, rule: &DropRule) -> Result<(DroppedStats, bool), StoreError> {
     let dropped = encode_dropped();
+    let batch = if rule.batch == 0 {
+        BATCH_TURNS
+    } else {
+        rule.batch
+    };
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let mut values: Vec<Value> = vec![
         rule.before_ms.into(),
         dropped.clone().into(),
-        (BATCH_TURNS as i64).into(),
+        (batch as i64).into(),
     ];
     if !(rule.session_marks.is_empty() && rule.id_marks.is_empty()) {
         values.push(rule.stop_waiting_before_ms.into());
@@ -167,7 +204,7 @@ fn drop_batch(conn: &mut Connection, rule: &DropRule) -> Result<(DroppedStats, b
         stats.turns += 1;
     }
     tx.commit()?;
-    Ok((stats, rows.len() == BATCH_TURNS))
+    Ok((stats, rows.len() == batch))
 }
 
 #[cfg(test)]
@@ -288,6 +325,7 @@ mod tests {
             session_marks: vec!["skills.evolved_through".into()],
             id_marks: vec!["effect.labelled_through".into()],
             stop_waiting_before_ms: 0,
+            batch: 0,
         };
         // Nothing read yet: only the failed turn, which no job learns from, waits for the
         // labeller alone; it has not read it either.
@@ -306,6 +344,11 @@ mod tests {
         rule.stop_waiting_before_ms = 12;
         store.drop_turn_bodies(&rule).unwrap();
         assert_eq!(kept(&store), ["b0"]);
+        let counts = store.body_counts().unwrap();
+        assert_eq!(
+            (counts.turns, counts.with_bodies, counts.oldest_with_body_ms),
+            (4, 1, Some(13))
+        );
         store.integrity_check().unwrap();
     }
 }

@@ -37,7 +37,7 @@ mod vacuum;
 
 pub use blocks::NewBlock;
 pub use body_parts::DROPPED_REQUEST_JSON;
-pub use body_retention::{BATCH_TURNS, DropRule, DroppedStats};
+pub use body_retention::{BATCH_TURNS, BodyCounts, DropRule, DroppedStats};
 pub use effects::{CarriedEffect, HoldoutArms, Outcome};
 pub use error::StoreError;
 pub use follow_ups::LabelTurn;

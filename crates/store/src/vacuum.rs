@@ -53,8 +53,21 @@ impl Store {
         self.conn.get_interrupt_handle()
     }
 
-    /// The number of free pages.
-    pub fn free_pages(&self) -> Result<u64, StoreError> {
+    /// Bytes in free pages.
+    pub fn free_bytes(&self) -> Result<u64, StoreError> {
+        let page_size: u64 = self.conn.query_row("PRAGMA page_size", [], |r| r.get(0))?;
+        Ok(self.free_pages()? * page_size)
+    }
+
+    /// Whether free pages can be given back step by step (else only a rewrite shrinks it).
+    pub fn incremental_vacuum(&self) -> Result<bool, StoreError> {
+        let mode: i64 = self
+            .conn
+            .query_row("PRAGMA auto_vacuum", [], |r| r.get(0))?;
+        Ok(mode == 2)
+    }
+
+    fn free_pages(&self) -> Result<u64, StoreError> {
         Ok(self
             .conn
             .query_row("PRAGMA freelist_count", [], |r| r.get(0))?)

@@ -13,6 +13,7 @@ pub mod skills;
 pub mod start;
 pub mod status;
 pub mod stop;
+pub mod storage;
 pub mod train;
 pub mod uninstall;
 pub mod wechat_login;

@@ -8,6 +8,7 @@ use metaclaw_engine::admin::Status;
 use metaclaw_engine::paths::Paths;
 use metaclaw_engine::providers::CostReport;
 use metaclaw_engine::schedule::{SchedulerStatus, text};
+use metaclaw_engine::storage;
 use serde_json::{Value, json};
 
 use crate::admin_client::AdminClient;
@@ -164,6 +165,18 @@ pub fn run(paths: &Paths, as_json: bool) -> Outcome {
     }
     if let Some(w) = &s.wechat {
         output::line(format!("  wechat:     {}", w.line));
+    }
+    if let Some(st) = &s.storage {
+        output::line(format!(
+            "  storage:    {} on disk; {} (metaclaw storage)",
+            storage::size(st.file_bytes),
+            storage::retention_words(&st.retention)
+        ));
+        let now = storage::now_ms();
+        output::line(format!(
+            "              retention last ran {}",
+            storage::last_run_words(st.last_run.as_ref(), now)
+        ));
     }
     // The training-window line; status still answers if the scheduler does not.
     match &window {

@@ -122,6 +122,7 @@ internal_from!(
     SecretError,
     ConfigError,
     RecorderError,
+    crate::storage::StorageError,
 );
 
 #[cfg(test)]

@@ -22,6 +22,7 @@ mod skills;
 mod skills_exchange;
 mod stats;
 mod status;
+mod storage;
 mod turn_usage;
 mod wechat;
 

@@ -67,6 +67,8 @@ pub struct AdminState {
     pub wechat: crate::wechat::Wechat,
     /// Retrieval by meaning's source, for status.
     pub embeddings: Option<crate::embeddings::Embeddings>,
+    /// `/api/storage`: the database's size and retention.
+    pub storage: crate::storage::Storage,
 }
 
 pub fn router(state: Arc<AdminState>) -> Router {
@@ -97,6 +99,7 @@ pub fn router(state: Arc<AdminState>) -> Router {
         .merge(super::effect::router())
         .merge(super::wechat::router())
         .merge(super::embeddings::router())
+        .merge(super::storage::router())
         .route_layer(middleware::from_fn_with_state(state.clone(), require_token))
         .with_state(state)
 }
@@ -239,6 +242,7 @@ async fn status(State(state): State<Arc<AdminState>>) -> Response {
         tasks: state.tasks.report(),
         wechat,
         embeddings: state.embeddings.as_ref().map(|e| e.status()),
+        storage: Some(state.storage.status()),
     };
     Json(body).into_response()
 }

@@ -57,6 +57,9 @@ pub struct Status {
     /// memory are both retrieved by words only.
     #[serde(default)]
     pub embeddings: Option<crate::embeddings::EmbeddingsStatus>,
+    /// The database's size and the retention in force (`/api/storage` has the breakdown).
+    #[serde(default)]
+    pub storage: Option<crate::storage::StorageStatus>,
 }
 
 /// The WeChat channel in status: its state and the sentence for it.

@@ -107,6 +107,10 @@ fn fold_legacy(config: &mut Config, doc: &Value, warnings: &mut Vec<String>) {
     }
 }
 
+/// Smallest `storage.max_db_mb` other than 0: below this, retention would drop every body and
+/// still be over.
+const MIN_DB_MB: u64 = 10;
+
 /// Checks that span several keys; single values are checked while parsing.
 fn validate(config: &Config) -> Result<(), (String, String)> {
     let s = &config.scheduler;
@@ -149,6 +153,25 @@ fn validate(config: &Config) -> Result<(), (String, String)> {
             format!(
                 "must be between 0 and {} (the share of sessions served without MetaClaw's block), not {holdout}",
                 super::MAX_HOLDOUT
+            ),
+        ));
+    }
+    let days = config.storage.keep_turn_bodies_days;
+    if days > super::MAX_KEEP_DAYS {
+        return Err((
+            "storage.keep_turn_bodies_days".into(),
+            format!(
+                "must be between 0 (forever) and {} days, not {days}",
+                super::MAX_KEEP_DAYS
+            ),
+        ));
+    }
+    let mb = config.storage.max_db_mb;
+    if (1..MIN_DB_MB).contains(&mb) {
+        return Err((
+            "storage.max_db_mb".into(),
+            format!(
+                "must be 0 (no limit) or at least {MIN_DB_MB} MB (skills, memories and figures alone can take a few MB), not {mb}"
             ),
         ));
     }

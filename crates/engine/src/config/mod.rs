@@ -16,6 +16,7 @@ mod rl;
 mod scheduler;
 mod skills;
 mod skills_sync;
+mod storage;
 mod time;
 mod write;
 
@@ -38,6 +39,7 @@ pub use rl::{LossFn, ModelProvider, OpdConfig, RlBackend, RlConfig};
 pub use scheduler::{CalendarConfig, SchedulerConfig};
 pub use skills::{EmbeddingSource, SkillRetrieval, SkillsConfig};
 pub use skills_sync::SkillsSync;
+pub use storage::{MAX_KEEP_DAYS, StorageConfig};
 pub use time::TimeOfDay;
 pub(crate) use write::write_doc as write_yaml;
 
@@ -96,6 +98,7 @@ pub struct Config {
     pub opd: OpdConfig,
     pub scheduler: SchedulerConfig,
     pub learning: LearningConfig,
+    pub storage: StorageConfig,
     pub claw_type: ClawType,
     /// Legacy switch: `false` meant `claw_type: none`. Folded in on load.
     #[serde(skip_serializing, deserialize_with = "legacy_bool")]

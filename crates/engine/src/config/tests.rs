@@ -804,3 +804,35 @@ fn prices_load_set_and_refuse_what_is_not_a_price() -> TestResult {
     );
     Ok(())
 }
+
+#[test]
+fn storage_retention_defaults_to_ninety_days_and_refuses_what_cannot_work() -> TestResult {
+    let h = home()?;
+    let c = load_text(&h, "mode: skills_only\n")?.config;
+    assert_eq!(
+        (c.storage.keep_turn_bodies_days, c.storage.max_db_mb),
+        (90, 0)
+    );
+    assert!(c.storage.active());
+    let c = load_text(&h, "storage:\n  keep_turn_bodies_days: 0\n")?.config;
+    assert!(
+        !c.storage.active(),
+        "0 days and no size limit: kept forever"
+    );
+    let c = load_text(
+        &h,
+        "storage:\n  keep_turn_bodies_days: 0\n  max_db_mb: 500\n",
+    )?
+    .config;
+    assert!(c.storage.active());
+    let e = err_text(load_text(&h, "storage:\n  max_db_mb: 3\n"));
+    assert!(
+        e.contains("storage.max_db_mb") && e.contains("at least 10"),
+        "{e}"
+    );
+    let e = err_text(load_text(&h, "storage:\n  keep_turn_bodies_days: 40000\n"));
+    assert!(e.contains("storage.keep_turn_bodies_days"), "{e}");
+    let e = err_text(load_text(&h, "storage:\n  keep_turn_bodies_days: -1\n"));
+    assert!(e.contains("keep_turn_bodies_days"), "{e}");
+    Ok(())
+}

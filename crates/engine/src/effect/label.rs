@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 use super::follow_up::follow_up;
 
 /// The id of the last main turn a pass has looked at.
-const MARK: &str = "effect.labelled_through";
+pub const MARK: &str = "effect.labelled_through";
 /// Main turns read per page.
 const PAGE: usize = 500;
 /// Earlier turns of a session searched for its previous message from the user.

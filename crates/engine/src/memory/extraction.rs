@@ -325,4 +325,4 @@ fn similar(conn: &Connection, scope: &str, c: &Candidate, now_ms: i64) -> Vec<Me
 }
 
 /// This job's mark in `learned_turns`.
-const JOB: &str = "memory.extracted_through";
+pub(crate) const JOB: &str = "memory.extracted_through";

@@ -11,6 +11,7 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
 use crate::admin::{self, AdminState, AgentsAdmin, SkillsAdmin};
+use crate::config::Config;
 use crate::memory::compat::{self, CompatState};
 use crate::paths::Paths;
 use crate::runfiles::RunInfo;
@@ -66,6 +67,8 @@ pub(super) fn serve(s: Serving<'_>, options: &StartOptions) -> Result<Served, En
         AgentsAdmin::new(paths.clone(), resolved.secrets.clone(), config)
     };
     let wechat = crate::wechat::Wechat::new(&config, options.events.clone());
+    let storage = storage(&config, paths, learners, &state, &options.events);
+    storage.start(tasks);
     let admin_state = Arc::new(AdminState {
         proxy: state.clone(),
         addr,
@@ -97,6 +100,7 @@ pub(super) fn serve(s: Serving<'_>, options: &StartOptions) -> Result<Served, En
         learning_models: resolved.learning_models,
         wechat: wechat.clone(),
         embeddings: learners.embeddings.clone(),
+        storage,
     });
     let compat = Arc::new(CompatState {
         proxy: state.clone(),
@@ -124,4 +128,34 @@ pub(super) fn serve(s: Serving<'_>, options: &StartOptions) -> Result<Served, En
         token,
         wechat,
     })
+}
+
+/// Retention over the database, waiting for the learning jobs that are on.
+fn storage(
+    config: &Config,
+    paths: &Paths,
+    learners: &Learners,
+    proxy: &SharedState,
+    events: &crate::events::Events,
+) -> crate::storage::Storage {
+    let mut readers = crate::storage::Readers::default();
+    if learners.evolution.is_some() {
+        readers
+            .session_marks
+            .push(crate::storage::EVOLUTION_MARK.to_owned());
+    }
+    if learners.memory.is_some() && config.memory.auto_extract {
+        readers
+            .session_marks
+            .push(crate::storage::EXTRACTION_MARK.to_owned());
+    }
+    let proxy = proxy.clone();
+    crate::storage::Storage::new(
+        paths.db.clone(),
+        config.storage.clone(),
+        readers,
+        Arc::new(move || proxy.stats.snapshot().requests),
+        learners.last_request.clone(),
+        events.clone(),
+    )
 }

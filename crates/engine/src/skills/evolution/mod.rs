@@ -5,6 +5,7 @@
 
 mod job;
 mod worker;
+pub(crate) use worker::JOB as MARK;
 
 pub use job::{Outcome, Trigger};
 pub use worker::{Evolution, EvolutionSettings, Worker};

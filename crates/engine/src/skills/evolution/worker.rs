@@ -548,7 +548,7 @@ async fn unevolved_turns(
 }
 
 /// This job's mark in `learned_turns`.
-const JOB: &str = "skills.evolved_through";
+pub(crate) const JOB: &str = "skills.evolved_through";
 /// This job's name in status.
 const OWNER_HEALTH: &str = "skill_evolution";
 
