@@ -10,6 +10,7 @@ import { learning } from './learningData';
 import { costReport } from './costData';
 import { effectReport, outcome } from './effectData';
 import { CONNECTED, SCANNING, wechat } from './wechatData';
+import { storage } from './storageData';
 
 const T0 = 1_764_720_000_000;
 // The dashboard's own interval between reloads.
@@ -32,6 +33,7 @@ function dashboardApi(count: () => number, extra: Record<string, unknown> = {}) 
     'GET /api/scheduler': { state: 'waiting', gate_background_learning: true, running: true, pause_problem: null, text: { state: 'waiting for a window', next_window: '' } },
     'GET /api/learning': learning({ active: false, mode: 'skills_only', state: 'off' }),
     'GET /api/wechat': wechat({ enabled: false, installed: false, state: 'off', line: 'WeChat is off.' }),
+    'GET /api/storage': storage(),
     ...extra,
   });
   const pushers: Record<string, (e: SseEvent) => void> = {};

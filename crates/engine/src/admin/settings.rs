@@ -115,6 +115,18 @@ const SETTINGS: &[Setting] = &[
         kind: Kind::Prices,
     },
     Setting {
+        key: "storage.keep_turn_bodies_days",
+        label: "Keep conversations (days)",
+        help: "Days the messages of each recorded turn are kept; older ones are dropped once learning has read them. Usage, cost and effect figures, skills and memories are kept for ever. 0 keeps messages forever.",
+        kind: Kind::Int,
+    },
+    Setting {
+        key: "storage.max_db_mb",
+        label: "Largest database (MB)",
+        help: "Above this size the oldest conversations' messages are dropped until it fits (at least 10). 0: no limit.",
+        kind: Kind::Int,
+    },
+    Setting {
         key: "scheduler.sleep_start",
         label: "Sleep hours start",
         help: "When your night begins (HH:MM): training may run until the end.",
