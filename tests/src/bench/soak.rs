@@ -35,6 +35,8 @@ pub struct Progress {
     ceiling_kib: u64,
     started: Instant,
     done: AtomicU64,
+    /// Bytes of the request bodies sent: what a layout storing each request whole keeps.
+    sent_bytes: AtomicU64,
     errors: AtomicU64,
     first_error: Mutex<Option<String>>,
     checkpoints: Mutex<Vec<Checkpoint>>,
@@ -49,6 +51,7 @@ impl Progress {
             ceiling_kib: ceiling_mb.saturating_mul(1_000_000) / 1024,
             started: Instant::now(),
             done: AtomicU64::new(0),
+            sent_bytes: AtomicU64::new(0),
             errors: AtomicU64::new(0),
             first_error: Mutex::new(None),
             checkpoints: Mutex::new(Vec::new()),
@@ -57,6 +60,16 @@ impl Progress {
 
     pub fn turns(&self) -> u64 {
         self.done.load(Ordering::Relaxed)
+    }
+
+    /// Counts a request body about to be sent.
+    pub fn sent(&self, bytes: usize) {
+        self.sent_bytes.fetch_add(bytes as u64, Ordering::Relaxed);
+    }
+
+    /// The request bodies sent so far, in bytes.
+    pub fn sent_bytes(&self) -> u64 {
+        self.sent_bytes.load(Ordering::Relaxed)
     }
 
     pub fn errors(&self) -> u64 {

@@ -175,8 +175,11 @@ async fn run(args: &Args) -> Result<bool> {
     let idle = progress
         .checkpoint(&format!("after {} s idle", args.idle))
         .await;
-    let db_mb =
-        std::fs::metadata(proxy.home().join("metaclaw.db")).map_or(0.0, |m| m.len() as f64 / 1e6);
+    let file_mb = |name: &str| {
+        std::fs::metadata(proxy.home().join(name)).map_or(0.0, |m| m.len() as f64 / 1e6)
+    };
+    let db_mb = file_mb("metaclaw.db") + file_mb("metaclaw.db-wal");
+    let sent_mb = progress.sent_bytes() as f64 / 1e6;
 
     let verdict = Verdict::new(start.rss_kib, peak_kib.max(start.rss_kib), idle.rss_kib);
     let rows = progress.checkpoints();
@@ -187,6 +190,13 @@ async fn run(args: &Args) -> Result<bool> {
         progress.errors()
     );
     println!("{}", table(&title, &rows, &verdict));
+    // A layout that stores each request whole keeps at least what was sent.
+    println!(
+        "database {db_mb:.1} MB (with its write log) for {} turns: {:.0} B per turn; the request bodies sent were {sent_mb:.1} MB ({:.1}x the database)",
+        progress.turns(),
+        db_mb * 1e6 / progress.turns().max(1) as f64,
+        sent_mb / db_mb.max(1e-9)
+    );
     if let Some(e) = progress.first_error() {
         println!("first error: {e}");
     }
@@ -255,6 +265,7 @@ async fn one_session(proxy: &Proxy, args: &Args, progress: &Progress) -> Result<
     let mut conn = Conn::open(proxy.addr).await?;
     for turn in 0..args.turns {
         let body = request_body(0, turn, args.history);
+        progress.sent(body.len());
         let req = client::chat(proxy.addr, PROXY_KEY, "soak-long", body)?;
         send(&mut conn, proxy, req, progress).await?;
         progress.turn_done("one session").await?;
@@ -282,6 +293,7 @@ async fn many_sessions(
                 let conversation = s + 1;
                 for turn in 0..per_session {
                     let body = request_body(conversation, turn, history);
+                    progress.sent(body.len());
                     let req = client::chat(addr, PROXY_KEY, &format!("soak-{s}"), body)?;
                     send_to(&mut conn, addr, req, &progress).await?;
                     progress.turn_done("many sessions").await?;
