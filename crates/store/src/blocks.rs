@@ -3,8 +3,10 @@
 
 use rusqlite::{OptionalExtension, params};
 
+use crate::body_parts::{Rebuilder, Text, release, store_shared};
 use crate::error::StoreError;
 use crate::open::Store;
+use crate::turns::TurnId;
 
 /// A block injected into one message of a session.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -15,20 +17,44 @@ pub struct NewBlock {
     pub at_ms: i64,
 }
 
+/// A stored block's text: from its body (v10), or the text kept in the row before.
+fn block_text(
+    texts: &mut Rebuilder<'_>,
+    block: String,
+    body: Option<Vec<u8>>,
+) -> Result<String, StoreError> {
+    match body {
+        None => Ok(block),
+        // Blocks are not turns; a damaged one is reported without a turn to name.
+        Some(body) => match texts.body(TurnId(0), &body)? {
+            Text::Kept(text) => Ok(text),
+            Text::Dropped => Ok(String::new()),
+        },
+    }
+}
+
 impl Store {
     /// Stores blocks in one transaction. The first block stored for a (session, message)
     /// wins and never changes: rewriting it would break the cached prefix.
     pub fn put_injected_blocks(&mut self, rows: &[NewBlock]) -> Result<(), StoreError> {
         let tx = self.conn.transaction()?;
-        {
-            let mut stmt = tx.prepare_cached(
-                "INSERT OR IGNORE INTO injected_blocks
-                     (session_id, message_key, block, created_at_ms)
-                 VALUES (?1, ?2, ?3, ?4)",
-            )?;
-            for r in rows {
-                stmt.execute(params![r.session_id, r.message_key, r.block, r.at_ms])?;
+        for r in rows {
+            let known: Option<i64> = tx
+                .prepare_cached(
+                    "SELECT 1 FROM injected_blocks WHERE session_id = ?1 AND message_key = ?2",
+                )?
+                .query_row(params![r.session_id, r.message_key], |row| row.get(0))
+                .optional()?;
+            if known.is_some() {
+                continue;
             }
+            let body = store_shared(&tx, &r.block)?;
+            tx.prepare_cached(
+                "INSERT INTO injected_blocks
+                     (session_id, message_key, block, created_at_ms, block_body)
+                 VALUES (?1, ?2, '', ?3, ?4)",
+            )?
+            .execute(params![r.session_id, r.message_key, r.at_ms, body])?;
         }
         tx.commit()?;
         Ok(())
@@ -37,11 +63,18 @@ impl Store {
     /// The (message_key, block) pairs stored for a session.
     pub fn injected_blocks(&self, session_id: &str) -> Result<Vec<(String, String)>, StoreError> {
         let mut stmt = self.conn.prepare_cached(
-            "SELECT message_key, block FROM injected_blocks WHERE session_id = ?1
+            "SELECT message_key, block, block_body FROM injected_blocks WHERE session_id = ?1
              ORDER BY created_at_ms, message_key",
         )?;
-        let rows = stmt.query_map([session_id], |row| Ok((row.get(0)?, row.get(1)?)))?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        let rows: Vec<(String, String, Option<Vec<u8>>)> = stmt
+            .query_map([session_id], |row| {
+                Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+            })?
+            .collect::<Result<_, _>>()?;
+        let mut texts = Rebuilder::new(&self.conn);
+        rows.into_iter()
+            .map(|(key, block, body)| Ok((key, block_text(&mut texts, block, body)?)))
+            .collect()
     }
 
     /// The blocks stored for these keys of a session, as (message_key, block); keys without
@@ -52,15 +85,19 @@ impl Store {
         keys: &[String],
     ) -> Result<Vec<(String, String)>, StoreError> {
         let mut stmt = self.conn.prepare_cached(
-            "SELECT block FROM injected_blocks WHERE session_id = ?1 AND message_key = ?2",
+            "SELECT block, block_body FROM injected_blocks
+             WHERE session_id = ?1 AND message_key = ?2",
         )?;
+        let mut texts = Rebuilder::new(&self.conn);
         let mut out = Vec::new();
         for key in keys {
-            let block: Option<String> = stmt
-                .query_row(params![session_id, key], |row| row.get(0))
+            let found: Option<(String, Option<Vec<u8>>)> = stmt
+                .query_row(params![session_id, key], |row| {
+                    Ok((row.get(0)?, row.get(1)?))
+                })
                 .optional()?;
-            if let Some(block) = block {
-                out.push((key.clone(), block));
+            if let Some((block, body)) = found {
+                out.push((key.clone(), block_text(&mut texts, block, body)?));
             }
         }
         Ok(out)
@@ -91,10 +128,28 @@ impl Store {
 
     /// Deletes blocks stored before `older_than_ms`; returns how many were removed.
     pub fn prune_injected_blocks(&mut self, older_than_ms: i64) -> Result<usize, StoreError> {
-        let removed = self
-            .conn
+        let tx = self.conn.transaction()?;
+        let bodies: Vec<Vec<u8>> = tx
+            .prepare_cached(
+                "SELECT block_body FROM injected_blocks
+                 WHERE created_at_ms < ?1 AND block_body IS NOT NULL",
+            )?
+            .query_map([older_than_ms], |row| row.get(0))?
+            .collect::<Result<_, _>>()?;
+        for body in &bodies {
+            match release(&tx, TurnId(0), body) {
+                Ok(_) => {}
+                // Its part stays, unreferenced: a leak, not a loss.
+                Err(e @ StoreError::BadBody { .. }) => {
+                    tracing::warn!(error = %e, "pruning a damaged block");
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        let removed = tx
             .prepare_cached("DELETE FROM injected_blocks WHERE created_at_ms < ?1")?
             .execute([older_than_ms])?;
+        tx.commit()?;
         Ok(removed)
     }
 }
@@ -140,5 +195,38 @@ mod tests {
             .unwrap();
         pairs.sort();
         assert_eq!(pairs, ["s/a", "s/b", "t/a"]);
+    }
+
+    #[test]
+    fn a_block_given_to_many_messages_is_stored_once_and_pruned_with_its_last_row() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("m.db")).unwrap();
+        let text = "Always answer in metric units. ".repeat(40);
+        let rows: Vec<NewBlock> = (0..50)
+            .map(|i| NewBlock {
+                at_ms: i,
+                ..block(&format!("s{i}"), "k", &text)
+            })
+            .collect();
+        store.put_injected_blocks(&rows).unwrap();
+        let parts = |store: &Store| -> i64 {
+            store
+                .conn
+                .query_row("SELECT COUNT(*) FROM body_parts", [], |r| r.get(0))
+                .unwrap()
+        };
+        assert_eq!(parts(&store), 1);
+        assert_eq!(
+            store.injected_blocks("s7").unwrap(),
+            [("k".to_owned(), text.clone())]
+        );
+        assert_eq!(store.prune_injected_blocks(49).unwrap(), 49);
+        assert_eq!(parts(&store), 1, "the newest row still uses it");
+        assert_eq!(
+            store.injected_blocks_for("s49", &["k".into()]).unwrap(),
+            [("k".to_owned(), text)]
+        );
+        store.prune_injected_blocks(50).unwrap();
+        assert_eq!(parts(&store), 0);
     }
 }

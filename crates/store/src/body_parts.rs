@@ -47,6 +47,17 @@ pub(crate) fn store_body(conn: &Connection, text: &str, kind: Kind) -> Result<Ve
     skeleton_or_whole(conn, text, spans, |conn, part| intern(conn, part, nested))
 }
 
+/// Stores `text` as one part shared with every equal text (an injected block, given to many
+/// messages and sessions), and returns the body that references it; short texts stay whole.
+pub(crate) fn store_shared(conn: &Connection, text: &str) -> Result<Vec<u8>, StoreError> {
+    let spans = if text.len() < MIN_SPLIT_BYTES {
+        Vec::new()
+    } else {
+        vec![0..text.len()]
+    };
+    skeleton_or_whole(conn, text, spans, |conn, part| intern(conn, part, false))
+}
+
 /// Removes one reference to each part a body uses, deleting the parts nothing uses any more
 /// (and then the references they held).
 pub(crate) fn release(

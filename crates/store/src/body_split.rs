@@ -95,11 +95,57 @@ pub(crate) fn string_spans(text: &str) -> Vec<Range<usize>> {
         }
         let end = i + 1;
         if end - start >= MIN_STRING_BYTES {
-            spans.push(start..end);
+            push_string(bytes, start..end, &mut spans);
         }
         at = end;
     }
     spans
+}
+
+/// The delimiters of MetaClaw's block as they appear in JSON text (no character in them is
+/// escaped).
+const BLOCK_OPEN: &[u8] = b"<metaclaw-context>";
+const BLOCK_CLOSE: &[u8] = b"</metaclaw-context>";
+
+/// Adds a long string's spans: the string, or, when MetaClaw's block was appended inside it
+/// (`user` placement into string content), the text around each block and each block apart.
+/// A block is the same on many messages of a session and across sessions; inside the
+/// message's one string it would be stored again with every message.
+fn push_string(bytes: &[u8], string: Range<usize>, spans: &mut Vec<Range<usize>>) {
+    let mut from = string.start;
+    let mut blocks = Vec::new();
+    while let Some(open) = find(bytes, from..string.end, BLOCK_OPEN) {
+        let Some(close) = find(bytes, open..string.end, BLOCK_CLOSE) else {
+            break;
+        };
+        let end = close + BLOCK_CLOSE.len();
+        blocks.push(open..end);
+        from = end;
+    }
+    if blocks.is_empty() {
+        spans.push(string);
+        return;
+    }
+    let mut at = string.start;
+    for block in blocks {
+        if block.start - at >= MIN_STRING_BYTES {
+            spans.push(at..block.start);
+        }
+        at = block.end;
+        spans.push(block);
+    }
+    if string.end - at >= MIN_STRING_BYTES {
+        spans.push(at..string.end);
+    }
+}
+
+/// Where `needle` starts in `bytes[range]`.
+fn find(bytes: &[u8], range: Range<usize>, needle: &[u8]) -> Option<usize> {
+    bytes
+        .get(range.clone())?
+        .windows(needle.len())
+        .position(|w| w == needle)
+        .map(|i| range.start + i)
 }
 
 /// Where `part`, a slice borrowed from `text`, lies in it. Checked rather than assumed, so a
@@ -165,6 +211,24 @@ mod tests {
             parts(r#"{"messages": {"odd": "but kept as one part"}}"#),
             [r#"{"odd": "but kept as one part"}"#]
         );
+    }
+
+    #[test]
+    fn a_block_inside_a_string_is_a_span_of_its_own() {
+        let block = format!(
+            "<metaclaw-context>\\n{}\\n</metaclaw-context>",
+            "rule ".repeat(20)
+        );
+        let words = "what the user asked, long enough to be a part of its own text";
+        let text = format!(r#"{{"content":"{words}\n\n{block}","short":"a\n{block}"}}"#);
+        let found: Vec<&str> = string_spans(&text).into_iter().map(|s| &text[s]).collect();
+        assert_eq!(
+            found,
+            [format!("\"{words}\\n\\n"), block.clone(), block.clone()],
+            "the short text before the second block stays in the body's own text"
+        );
+        let open = format!(r#"{{"content":"{words} <metaclaw-context> never closed"}}"#);
+        assert_eq!(string_spans(&open).len(), 1);
     }
 
     #[test]

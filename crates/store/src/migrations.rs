@@ -11,6 +11,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     crate::migrations_usage::V7_LEARNING_USAGE,
     crate::follow_ups::V8_FOLLOW_UP,
     crate::migrations_bodies::V9_BODY_PARTS,
+    crate::migrations_bodies::V10_SHARED_BLOCKS,
 ];
 
 const V1_SESSIONS_TURNS: &str = "

@@ -55,3 +55,11 @@ mod tests {
         assert!(super::V9_BODY_PARTS.contains(&format!("'{}'", super::CONVERSION_MARK)));
     }
 }
+
+/// Schema v10: an injected block is stored once per database too. The same block goes to
+/// many messages (every message of a session that asks alike, and every session), and was a
+/// third of a long run's database. New rows keep `block` empty and reference the text from
+/// `block_body` (a body, as `turns.request_body`); earlier rows keep their text in `block`.
+pub(crate) const V10_SHARED_BLOCKS: &str = "
+ALTER TABLE injected_blocks ADD COLUMN block_body BLOB NULL;
+";

@@ -26,7 +26,8 @@ pub struct Space {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SpacePart {
-    /// `conversations`, `memories`, `embeddings`, `skills`, `learning`, `other`.
+    /// `conversations`, `injected blocks`, `memories`, `embeddings`, `skills`, `learning`,
+    /// `other`.
     pub what: String,
     pub bytes: u64,
 }
@@ -42,9 +43,8 @@ impl Space {
 /// their table).
 fn category(table: &str) -> &'static str {
     match table {
-        "turns" | "body_parts" | "body_part_data" | "sessions" | "injected_blocks" => {
-            "conversations"
-        }
+        "turns" | "body_parts" | "body_part_data" | "sessions" => "conversations",
+        "injected_blocks" => "injected blocks",
         "embeddings" => "embeddings",
         "skill_events" => "skills",
         "learn_samples" | "learning_steps" | "learning_usage" => "learning",

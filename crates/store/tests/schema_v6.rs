@@ -8,8 +8,8 @@ mod common;
 use common::turn;
 
 /// The `sessions` and `turns` tables as v5 shipped them (v1 plus v2's `injected_skills`),
-/// with one turn recorded before the upgrade, v2's `state` and v5's `learn_samples` (its
-/// columns that later versions rely on).
+/// with one turn recorded before the upgrade, v2's `state` and `injected_blocks` and v5's
+/// `learn_samples` (their columns that later versions rely on).
 const V5_TURNS: &str = "
 CREATE TABLE sessions (
     id TEXT PRIMARY KEY NOT NULL, scope TEXT NOT NULL, started_at_ms INTEGER NOT NULL,
@@ -30,6 +30,10 @@ CREATE INDEX turns_created_at ON turns(created_at_ms);
 CREATE INDEX turns_session ON turns(session_id);
 ALTER TABLE turns ADD COLUMN injected_skills TEXT NULL;
 CREATE TABLE state (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
+CREATE TABLE injected_blocks (
+    session_id TEXT NOT NULL, message_key TEXT NOT NULL, block TEXT NOT NULL,
+    created_at_ms INTEGER NOT NULL, PRIMARY KEY (session_id, message_key)
+);
 CREATE TABLE learn_samples (
     id INTEGER PRIMARY KEY, session_id TEXT NOT NULL, reward REAL NULL,
     judge_state TEXT NOT NULL DEFAULT 'pending', created_at_ms INTEGER NOT NULL

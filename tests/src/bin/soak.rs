@@ -92,6 +92,9 @@ struct Args {
     /// body's size.
     #[arg(long, default_value_t = 0)]
     huge_mb: u64,
+    /// Copy the database (and its write log) into this folder at the end, to look inside.
+    #[arg(long, value_name = "DIR")]
+    keep_database: Option<PathBuf>,
     /// Also print the checkpoints and verdict as JSON.
     #[arg(long)]
     json: bool,
@@ -199,6 +202,43 @@ async fn run(args: &Args) -> Result<bool> {
     );
     if let Some(e) = progress.first_error() {
         println!("first error: {e}");
+    }
+    // What takes the space, as `metaclaw storage` says it.
+    let token = std::fs::read_to_string(proxy.home().join("run/admin_token"))?;
+    match metaclaw_e2e::bench::learning::http::admin(proxy.addr, token.trim(), "/api/storage").await
+    {
+        Ok(report) => {
+            let parts: Vec<String> = report["space"]["parts"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .map(|p| {
+                            format!(
+                                "{} {:.1} MB",
+                                p["what"].as_str().unwrap_or("?"),
+                                p["bytes"].as_f64().unwrap_or(0.0) / 1e6
+                            )
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            println!(
+                "used pages: {}; free {:.1} MB, write log {:.1} MB",
+                parts.join(", "),
+                report["space"]["free_bytes"].as_f64().unwrap_or(0.0) / 1e6,
+                report["space"]["wal_bytes"].as_f64().unwrap_or(0.0) / 1e6
+            );
+        }
+        Err(e) => println!("the storage report could not be read: {e}"),
+    }
+    if let Some(dir) = &args.keep_database {
+        for name in ["metaclaw.db", "metaclaw.db-wal"] {
+            let from = proxy.home().join(name);
+            if from.exists() {
+                std::fs::copy(&from, dir.join(name))?;
+            }
+        }
+        println!("database copied to {}", dir.display());
     }
     if args.json {
         let json = serde_json::json!({"checkpoints": rows, "verdict": verdict});

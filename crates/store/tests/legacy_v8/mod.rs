@@ -5,7 +5,8 @@
 use metaclaw_store::NewTurn;
 use rusqlite::{Connection, params};
 
-/// The tables v9 changes or relies on (`sessions`, `turns`, `state`), as v8 left them.
+/// The tables v9 and v10 change or rely on (`sessions`, `turns`, `state`,
+/// `injected_blocks`), as v8 left them.
 pub const SCHEMA: &str = "
 CREATE TABLE sessions (
     id TEXT PRIMARY KEY NOT NULL, scope TEXT NOT NULL, started_at_ms INTEGER NOT NULL,
@@ -26,6 +27,10 @@ CREATE INDEX turns_created_at ON turns(created_at_ms);
 CREATE INDEX turns_session ON turns(session_id);
 ALTER TABLE turns ADD COLUMN injected_skills TEXT NULL;
 CREATE TABLE state (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
+CREATE TABLE injected_blocks (
+    session_id TEXT NOT NULL, message_key TEXT NOT NULL, block TEXT NOT NULL,
+    created_at_ms INTEGER NOT NULL, PRIMARY KEY (session_id, message_key)
+);
 ALTER TABLE turns ADD COLUMN cache_read_tokens INTEGER NULL;
 ALTER TABLE turns ADD COLUMN cache_write_tokens INTEGER NULL;
 ALTER TABLE turns ADD COLUMN injected_tokens INTEGER NULL;
