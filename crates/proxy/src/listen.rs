@@ -8,6 +8,7 @@
 //! it; `connection_timeout` in [`crate::ProxyConfig`] sets it.
 
 use std::convert::Infallible;
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use axum::Router;
@@ -29,10 +30,10 @@ pub async fn accept_loop(
     // Each connection task holds a receiver; the loop waits for all of them to drop.
     let (open_tx, open_rx) = watch::channel(());
     loop {
-        let stream = tokio::select! {
+        let (stream, peer) = tokio::select! {
             () = shutdown.cancelled() => break,
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                Ok(pair) => pair,
                 Err(e) => {
                     // Out of descriptors and the like: back off briefly instead of spinning.
                     tracing::warn!(error = %e, "could not accept a connection");
@@ -49,7 +50,7 @@ pub async fn accept_loop(
         let shutdown = shutdown.clone();
         let open = open_rx.clone();
         tokio::spawn(async move {
-            serve_connection(stream, app, timeout, shutdown).await;
+            serve_connection(stream, peer, app, timeout, shutdown).await;
             drop(open);
         });
     }
@@ -57,15 +58,22 @@ pub async fn accept_loop(
     open_tx.closed().await;
 }
 
+/// Where a request's connection came from (routes for plugins answer loopback only).
+#[derive(Debug, Clone, Copy)]
+pub struct Peer(pub SocketAddr);
+
 async fn serve_connection(
     stream: tokio::net::TcpStream,
+    peer: SocketAddr,
     app: Router,
     timeout: Duration,
     shutdown: CancellationToken,
 ) {
     let service = hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
         let app = app.clone();
-        async move { Ok::<_, Infallible>(infallible(app.oneshot(req.map(Body::new)).await)) }
+        let mut req = req.map(Body::new);
+        req.extensions_mut().insert(Peer(peer));
+        async move { Ok::<_, Infallible>(infallible(app.oneshot(req).await)) }
     });
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder

@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::auth;
 use crate::error::{ApiError, ErrorKind};
-use crate::routes::{count_tokens, info, turn};
+use crate::routes::{count_tokens, info, plugin, turn};
 use crate::seams::{EndReason, Protocol, SessionEvent};
 use crate::state::SharedState;
 
@@ -28,6 +28,10 @@ pub fn router(state: SharedState) -> Router {
         .route(
             "/v1/messages/count_tokens",
             post(count_tokens::count_tokens),
+        )
+        .merge(
+            plugin::router()
+                .route_layer(middleware::from_fn_with_state(state.clone(), plugin::gate)),
         )
         .fallback(info::not_found)
         .with_state(state)

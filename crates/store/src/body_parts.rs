@@ -53,7 +53,7 @@ pub(crate) fn store_shared(conn: &Connection, text: &str) -> Result<Vec<u8>, Sto
     let spans = if text.len() < MIN_SPLIT_BYTES {
         Vec::new()
     } else {
-        vec![0..text.len()]
+        std::iter::once(0..text.len()).collect()
     };
     skeleton_or_whole(conn, text, spans, |conn, part| intern(conn, part, false))
 }

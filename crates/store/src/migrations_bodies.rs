@@ -48,14 +48,6 @@ INSERT INTO state (key, value)
     SELECT 'turns.body_layout.next_id', '0' WHERE EXISTS (SELECT 1 FROM turns);
 ";
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn the_migration_sets_the_mark_conversion_reads() {
-        assert!(super::V9_BODY_PARTS.contains(&format!("'{}'", super::CONVERSION_MARK)));
-    }
-}
-
 /// Schema v10: an injected block is stored once per database too. The same block goes to
 /// many messages (every message of a session that asks alike, and every session), and was a
 /// third of a long run's database. New rows keep `block` empty and reference the text from
@@ -63,3 +55,11 @@ mod tests {
 pub(crate) const V10_SHARED_BLOCKS: &str = "
 ALTER TABLE injected_blocks ADD COLUMN block_body BLOB NULL;
 ";
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_migration_sets_the_mark_conversion_reads() {
+        assert!(super::V9_BODY_PARTS.contains(&format!("'{}'", super::CONVERSION_MARK)));
+    }
+}

@@ -2,4 +2,5 @@
 
 pub mod count_tokens;
 pub mod info;
+pub mod plugin;
 pub mod turn;
