@@ -154,6 +154,15 @@ async fn a_rule_told_through_the_plugin_api_is_in_the_next_sessions_block() {
     assert!(!second["memories"].as_array().unwrap().is_empty());
     let again = d.context("s2", "When did the last release go out?").await;
     assert_eq!(again["block"], second["block"]);
+    // The same under the admin API, with the admin token (what the `metaclaw hook` command
+    // holds); the agent key does not open it.
+    let token = d.home.admin_token();
+    let ask = json!({"session_id": "s2", "agent": "claude-code", "prompt": "When did the last release go out?"});
+    let (status, admin) = d.call(&token, "/api/plugin/context", ask.clone()).await;
+    assert_eq!(status, 200, "{admin}");
+    assert_eq!(admin["block"], second["block"]);
+    let (status, _) = d.call(PROXY_KEY, "/api/plugin/context", ask).await;
+    assert_eq!(status, 401);
 
     // The turn that followed records what it was given.
     d.plugin(

@@ -11,7 +11,7 @@ mod metrics;
 mod pipeline;
 mod redact;
 mod relay;
-mod routes;
+pub mod routes;
 pub mod seams;
 mod server;
 mod session;

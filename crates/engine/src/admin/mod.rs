@@ -13,6 +13,7 @@ mod logs;
 mod memory;
 mod memory_policy;
 mod memory_profile;
+mod plugin;
 mod providers;
 mod routes;
 mod scheduler;

@@ -100,6 +100,7 @@ pub fn router(state: Arc<AdminState>) -> Router {
         .merge(super::wechat::router())
         .merge(super::embeddings::router())
         .merge(super::storage::router())
+        .merge(super::plugin::router())
         .route_layer(middleware::from_fn_with_state(state.clone(), require_token))
         .with_state(state)
 }

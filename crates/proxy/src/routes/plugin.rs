@@ -38,21 +38,59 @@ pub fn router() -> Router<SharedState> {
     Router::new()
         .route("/v1/plugin/context", post(context_route))
         .route("/v1/plugin/turn", post(turn_route))
-        .route("/v1/plugin/session_end", post(session_end))
+        .route("/v1/plugin/session_end", post(session_end_route))
+}
+
+/// What a plugin route does with its body; the admin API serves the same under `/api/plugin/`
+/// for plugins that hold the admin token rather than the agent key (Claude Code's hooks run
+/// the `metaclaw` binary, which reads the token from the run files and never a keychain).
+pub async fn answer(state: SharedState, route: PluginRoute, body: Bytes) -> Response {
+    match route {
+        PluginRoute::Context => context(state, body).await,
+        PluginRoute::Turn => turn(state, body).await,
+        PluginRoute::SessionEnd => session_end(state, body),
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PluginRoute {
+    Context,
+    Turn,
+    SessionEnd,
+}
+
+async fn context_route(State(state): State<SharedState>, body: Bytes) -> Response {
+    context(state, body).await
+}
+
+async fn turn_route(State(state): State<SharedState>, body: Bytes) -> Response {
+    turn(state, body).await
+}
+
+async fn session_end_route(State(state): State<SharedState>, body: Bytes) -> Response {
+    session_end(state, body)
+}
+
+/// Whether `req` came over a loopback connection.
+pub fn from_loopback(req: &Request) -> bool {
+    req.extensions()
+        .get::<Peer>()
+        .is_some_and(|p| p.0.ip().is_loopback())
+}
+
+/// The refusal of a request from beyond loopback.
+pub fn not_local() -> Response {
+    refuse(
+        StatusCode::FORBIDDEN,
+        ErrorKind::Permission,
+        "the plugin API answers on loopback only",
+    )
 }
 
 /// The agent key and a loopback peer, in front of every plugin route.
 pub async fn gate(State(state): State<SharedState>, req: Request, next: Next) -> Response {
-    let local = req
-        .extensions()
-        .get::<Peer>()
-        .is_some_and(|p| p.0.ip().is_loopback());
-    if !local {
-        return refuse(
-            StatusCode::FORBIDDEN,
-            ErrorKind::Permission,
-            "the plugin API answers on loopback only",
-        );
+    if !from_loopback(&req) {
+        return not_local();
     }
     if let Err(e) = auth::require_key(
         Protocol::Openai,
@@ -124,7 +162,7 @@ fn key_of(prompt: &str) -> String {
     inject::message_key(&json!({ "content": prompt }))
 }
 
-async fn context_route(State(state): State<SharedState>, body: Bytes) -> Response {
+async fn context(state: SharedState, body: Bytes) -> Response {
     let ask: ContextAsk = match parse(&body) {
         Ok(a) => a,
         Err(m) => return bad(m),
@@ -198,7 +236,7 @@ async fn block_for(
     state.sticky.remember(session_id, &session, &key, fresh)
 }
 
-async fn turn_route(State(state): State<SharedState>, body: Bytes) -> Response {
+async fn turn(state: SharedState, body: Bytes) -> Response {
     let told: TurnTold = match parse(&body) {
         Ok(t) => t,
         Err(m) => return bad(m),
@@ -296,7 +334,7 @@ fn as_chat(told: &TurnTold, model: &str) -> (Bytes, Bytes) {
     )
 }
 
-async fn session_end(State(state): State<SharedState>, body: Bytes) -> Response {
+fn session_end(state: SharedState, body: Bytes) -> Response {
     let end: SessionEnd = match parse(&body) {
         Ok(e) => e,
         Err(m) => return bad(m),
