@@ -29,6 +29,18 @@ impl Default for SkillsSync {
 }
 
 impl SkillsSync {
+    /// Why `remote` cannot be used, if it cannot: one starting with `-` would reach git as
+    /// an option (`--upload-pack=…` runs a command) instead of a URL.
+    pub fn remote_problem(&self) -> Option<String> {
+        let remote = self.remote.trim();
+        remote.starts_with('-').then(|| {
+            format!(
+                "must be a git URL or a path, not {remote:?}: a remote starting with `-` \
+                 would be read by git as an option"
+            )
+        })
+    }
+
     /// The member name as a slug (lowercase letters, digits, dashes).
     pub fn member(&self) -> String {
         let raw = if self.name.trim().is_empty() {

@@ -404,6 +404,17 @@ fn set_rejects_bad_values_and_unknown_keys() -> TestResult {
         e.contains("section") && e.contains("scheduler.sleep_start"),
         "{e}"
     );
+    // git would read it as its option: refused when set, not when the sync runs.
+    let e = err_text(set(
+        &h.paths,
+        "skills.sync.remote",
+        "--upload-pack=touch /tmp/x",
+        &h.store,
+    ));
+    assert!(
+        e.contains("skills.sync.remote") && e.contains("starting with `-`"),
+        "{e}"
+    );
     assert!(!h.paths.config.exists(), "a rejected edit must not write");
     Ok(())
 }
