@@ -72,6 +72,7 @@ fn evolved(name: &str, words: &str) -> Skill {
         provenance: None,
         body: p.body,
         path: None,
+        extra: Default::default(),
     }
 }
 
@@ -740,6 +741,7 @@ fn as_evolved(p: Proposal) -> Skill {
         provenance: None,
         body: p.body,
         path: None,
+        extra: Default::default(),
     }
 }
 

@@ -87,7 +87,8 @@ fn a_skill_learned_by_one_member_reaches_the_other_and_edits_travel_back() {
     );
     let text = fs::read_to_string(ben.library.join("deploy-billing/SKILL.md")).unwrap();
     assert!(
-        text.contains("- s-1") && text.contains("origin: 'team: "),
+        text.contains("metaclaw-sessions: '[\"s-1\"]'")
+            && text.contains("metaclaw-origin: 'team: "),
         "{text}"
     );
 

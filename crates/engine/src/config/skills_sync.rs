@@ -55,7 +55,18 @@ impl SkillsSync {
             .chars()
             .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
             .collect();
-        let slug = slug.trim_matches('-').chars().take(20).collect::<String>();
-        if slug.is_empty() { "me".into() } else { slug }
+        // Single hyphens only: a doubled one is not a valid Agent Skills name.
+        let slug = slug
+            .split('-')
+            .filter(|part| !part.is_empty())
+            .collect::<Vec<_>>()
+            .join("-");
+        let slug = slug.chars().take(20).collect::<String>();
+        let slug = slug.trim_end_matches('-');
+        if slug.is_empty() {
+            "me".into()
+        } else {
+            slug.to_owned()
+        }
     }
 }

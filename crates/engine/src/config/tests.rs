@@ -815,3 +815,18 @@ fn prices_load_set_and_refuse_what_is_not_a_price() -> TestResult {
     );
     Ok(())
 }
+
+#[test]
+fn the_team_member_name_is_a_valid_skill_name_part() {
+    let member = |name: &str| {
+        SkillsSync {
+            name: name.into(),
+            ..SkillsSync::default()
+        }
+        .member()
+    };
+    assert_eq!(member("Ann  O'Neil"), "ann-o-neil");
+    assert_eq!(member("--x..y--"), "x-y");
+    assert_eq!(member("abcdefghijklmnopqrs.t"), "abcdefghijklmnopqrs");
+    assert_eq!(member("..."), "me");
+}

@@ -36,7 +36,7 @@ pub struct Origin {
 /// One decision per proposal, in order. The rules, applied to each proposal in turn:
 ///
 /// 1. Fields (see `validate`): the name is trimmed and lowercased and must then be a slug
-///    (`[a-z0-9][a-z0-9-]*`, no trailing hyphen, at most 64 chars, not a Windows device
+///    (`[a-z0-9][a-z0-9-]*`, no trailing or doubled hyphen, at most 64 chars, not a Windows device
 ///    name); anything else — `../../x`, `a/b`, `.hidden`, empty — is rejected, never renamed.
 ///    Description 10..=300 chars on one line; body trimmed, 20..=8000 chars (one
 ///    sentence is a valid rule), without `<metaclaw-context>` delimiters. An empty or unknown category
@@ -254,6 +254,7 @@ fn accept(v: Valid, previous: Option<String>, origin: &Origin) -> Decision {
         }),
         body: v.body,
         path: None,
+        extra: Default::default(),
     };
     match previous {
         Some(previous) => Decision::Improve { previous, skill },

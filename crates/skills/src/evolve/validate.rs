@@ -53,9 +53,10 @@ fn name(raw: &str) -> Result<String, String> {
     if name.chars().count() > MAX_NAME {
         return Err(format!("name is longer than {MAX_NAME} characters"));
     }
-    if !is_slug(&name) || name.ends_with('-') {
+    // The Agent Skills specification also refuses a trailing or doubled hyphen.
+    if !is_slug(&name) || name.ends_with('-') || name.contains("--") {
         return Err(format!(
-            "name {raw:?} is not a slug (lowercase letters, digits and inner hyphens)"
+            "name {raw:?} is not a slug (lowercase letters, digits and single inner hyphens)"
         ));
     }
     let device = name.len() == 4
@@ -140,7 +141,7 @@ mod tests {
     fn names() {
         assert_eq!(name("  Retry-Flaky-Calls ").unwrap(), "retry-flaky-calls");
         for bad in [
-            "../../x", "a/b", ".hidden", "..", "", "x-", "con", "LPT1", "a b",
+            "../../x", "a/b", ".hidden", "..", "", "x-", "con", "LPT1", "a b", "a--b",
         ] {
             assert!(name(bad).is_err(), "{bad:?}");
         }
