@@ -2,6 +2,7 @@
 //! something else: normalisation is limited to case, surrounding space and line breaks.
 
 use super::parse::Proposal;
+use super::substance::says_nothing;
 use crate::parse::is_slug;
 use crate::skill::CATEGORIES;
 
@@ -95,6 +96,11 @@ fn body(raw: &str) -> Result<String, String> {
             BODY_CHARS.start(),
             BODY_CHARS.end()
         ));
+    }
+    if says_nothing(&b) {
+        return Err(
+            "body says nothing: no rule or step beyond filler or the instructions' template".into(),
+        );
     }
     Ok(b)
 }
