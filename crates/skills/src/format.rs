@@ -32,6 +32,11 @@ pub(crate) const GENERATION: &str = "metaclaw-generation";
 pub(crate) const ORIGIN: &str = "metaclaw-origin";
 pub(crate) const REQUESTS: &str = "metaclaw-requests";
 
+/// The keys of a learned, imported or team skill's provenance.
+pub(crate) const PROVENANCE: &[&str] = &[
+    SESSIONS, CREATED_AT, MODEL, IMPROVES, GENERATION, ORIGIN, REQUESTS,
+];
+
 /// Every `metadata` key MetaClaw reads, in the order it writes them.
 pub(crate) const OURS: &[&str] = &[
     CATEGORY, TAGS, ALWAYS, DISABLED, SOURCE, SESSIONS, CREATED_AT, MODEL, IMPROVES, GENERATION,

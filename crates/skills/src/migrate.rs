@@ -65,6 +65,13 @@ fn migrate_file(file: &Path, backup: &Path) -> Result<bool, SkillError> {
     if !before.legacy {
         return Ok(false);
     }
+    if !before.unkept.is_empty() {
+        let msg = format!(
+            "left in the earlier format: a rewrite would lose {}",
+            before.unkept.join(", ")
+        );
+        return Err(SkillError::invalid(Some(file), None, msg));
+    }
     let new_text = render_skill(&before.skill)?;
     let after = read_skill(&new_text, Some(file))?;
     if after.legacy || after.skill != before.skill {
@@ -108,12 +115,21 @@ mod tests {
             "---\nname: current\ndescription: Already conforming.\n---\n\nBody.\n",
         );
         let broken = write(dir, "broken", "---\nname: [unclosed\n---\n");
+        let both = "---\nname: both\ndescription: Category written twice.\ncategory: coding\nmetadata:\n  metaclaw-category: research\n---\n\nBody.\n";
+        let both_file = write(dir, "both", both);
         let before = Library::load(&[dir.to_path_buf()]);
 
         let report = migrate_library(dir);
         assert_eq!(report.rewritten, ["deploy-billing"]);
-        assert_eq!(report.failed.len(), 1, "{report:?}");
-        assert!(report.failed[0].contains("broken"), "{report:?}");
+        assert_eq!(report.failed.len(), 2, "{report:?}");
+        assert!(
+            report.failed[0].contains(
+                "both/SKILL.md: left in the earlier format: a rewrite would lose category"
+            ),
+            "{report:?}"
+        );
+        assert!(report.failed[1].contains("broken"), "{report:?}");
+        assert_eq!(fs::read_to_string(&both_file).unwrap(), both);
         let backup = report.backup.unwrap();
         assert_eq!(
             fs::read_to_string(backup.join("deploy-billing/SKILL.md")).unwrap(),

@@ -17,6 +17,7 @@ pub(super) struct Reader<'a> {
     path: Option<&'a Path>,
     warnings: Vec<String>,
     legacy: bool,
+    unkept: Vec<String>,
 }
 
 impl<'a> Reader<'a> {
@@ -26,6 +27,7 @@ impl<'a> Reader<'a> {
             path,
             warnings: Vec::new(),
             legacy: false,
+            unkept: Vec::new(),
         }
     }
 
@@ -102,12 +104,32 @@ impl<'a> Reader<'a> {
         // Another tool's own top-level keys (ClawHub's `version`, `homepage`) move under
         // `metadata`, where the specification has room for them.
         for (k, v) in fm {
-            let key = format::text_of(&k);
+            let (key, value) = (format::text_of(&k), format::text_of(&v));
             self.legacy = true;
-            extra
-                .metadata
-                .entry(key)
-                .or_insert_with(|| format::text_of(&v));
+            match extra.metadata.get(&key) {
+                Some(kept) if *kept != value => self.unkept.push(key),
+                Some(_) => {}
+                None => {
+                    extra.metadata.insert(key, value);
+                }
+            }
+        }
+        // A field written both ways: the `metadata` one is used.
+        for (old, new) in [
+            ("category", format::CATEGORY),
+            ("tags", format::TAGS),
+            ("always", format::ALWAYS),
+            ("disabled", format::DISABLED),
+            ("source", format::SOURCE),
+        ] {
+            if legacy.present.contains(&old) && ours.contains_key(new) {
+                self.unkept.push(old.to_string());
+            }
+        }
+        if legacy.present.contains(&"provenance")
+            && format::PROVENANCE.iter().any(|k| ours.contains_key(*k))
+        {
+            self.unkept.push("provenance".into());
         }
 
         let category = match ours.get(format::CATEGORY).or(legacy.category.as_ref()) {
@@ -161,6 +183,7 @@ impl<'a> Reader<'a> {
             skill,
             warnings: self.warnings,
             legacy: self.legacy,
+            unkept: self.unkept,
         })
     }
 
@@ -187,6 +210,7 @@ impl<'a> Reader<'a> {
                 continue;
             };
             self.legacy = true;
+            out.present.push(key);
             match *key {
                 "category" => out.category = self.text(key, Some(v))?,
                 "tags" => {
@@ -202,14 +226,17 @@ impl<'a> Reader<'a> {
                 "always" => out.always = self.value(key, v)?,
                 "disabled" => out.disabled = self.value(key, v)?,
                 "source" => out.source = self.value(key, v)?,
+                _ if v.is_null() => {}
                 _ => {
                     let mut unknown = Vec::new();
-                    let p = serde_ignored::deserialize(v, |p| unknown.push(p.to_string()))
-                        .map_err(|e| self.err(key, format!("{key}: {e}")))?;
+                    let p: Provenance =
+                        serde_ignored::deserialize(v, |p| unknown.push(p.to_string()))
+                            .map_err(|e| self.err(key, format!("{key}: {e}")))?;
                     for u in unknown {
                         self.warn(None, format!("unknown key `provenance.{u}` ignored"));
+                        self.unkept.push(format!("provenance.{u}"));
                     }
-                    out.provenance = p;
+                    out.provenance = Some(p);
                 }
             }
         }
@@ -222,16 +249,7 @@ impl<'a> Reader<'a> {
         ours: &BTreeMap<String, String>,
         legacy: Option<Provenance>,
     ) -> Result<Option<Provenance>, SkillError> {
-        let keys = [
-            format::SESSIONS,
-            format::CREATED_AT,
-            format::MODEL,
-            format::IMPROVES,
-            format::GENERATION,
-            format::ORIGIN,
-            format::REQUESTS,
-        ];
-        if !keys.iter().any(|k| ours.contains_key(*k)) {
+        if !format::PROVENANCE.iter().any(|k| ours.contains_key(*k)) {
             return Ok(legacy);
         }
         let text = |k: &str| ours.get(k).cloned();
@@ -260,6 +278,8 @@ impl<'a> Reader<'a> {
 
 #[derive(Default)]
 struct LegacyFields {
+    /// The keys the file had.
+    present: Vec<&'static str>,
     category: Option<String>,
     tags: Vec<String>,
     always: Option<bool>,

@@ -128,6 +128,10 @@ pub struct Parsed {
     /// Written in the earlier format (see `format`): MetaClaw's fields or another tool's keys
     /// at the top level, or nested `metadata`. It loads as it is; `migrate` rewrites it.
     pub legacy: bool,
+    /// What the file holds that the skill does not keep: a field written both at the top
+    /// level and under `metadata` (the latter is used), unknown provenance keys. A rewrite
+    /// would lose them, so such a file is left as it is.
+    pub unkept: Vec<String>,
 }
 
 /// Parses a `SKILL.md`. Returns the skill and non-fatal warnings (unknown keys, categories).
@@ -288,6 +292,17 @@ mod tests {
                 ("version", "2")
             ]
         );
+    }
+
+    #[test]
+    fn what_a_rewrite_would_lose_is_named() {
+        let text = "---\nname: a\ndescription: d\nversion: 1\nsource: user\nprovenance:\n  color: red\nmetadata:\n  version: 2\n  metaclaw-source: team\n---\n";
+        let p = read_skill(text, None).unwrap();
+        assert_eq!(p.skill.source, Source::Team);
+        assert_eq!(p.skill.extra.metadata["version"], "2");
+        assert_eq!(p.unkept, ["provenance.color", "version", "source"]);
+        let same = "---\nname: a\ndescription: d\nversion: 2\nmetadata:\n  version: 2\n---\n";
+        assert!(read_skill(same, None).unwrap().unkept.is_empty());
     }
 
     #[test]
