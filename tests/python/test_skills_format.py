@@ -11,13 +11,15 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from conftest import METACLAW, PROXY_KEY, ROOT, MetaClaw
+from skills_ref.parser import read_properties
 
 AGENTSKILLS = str(Path(sys.executable).parent / "agentskills")
 
-# As ClawHub publishes a skill: `version` at the top level, `metadata.openclaw` as JSON.
+# As ClawHub publishes a skill: `version` at the top level, `metadata.openclaw` as JSON; the
+# `---` in its description must not end the frontmatter for readers that cut at the first one.
 CLAWHUB = """---
 name: todoist-tasks
-description: Manage tasks via the Todoist API.
+description: Manage tasks via the Todoist API --- today's, then the rest.
 version: 1.2.0
 metadata: {"openclaw": {"requires": {"env": ["TODOIST_API_KEY"], "bins": ["curl"]}}}
 ---
@@ -108,13 +110,14 @@ def test_an_export_of_built_in_learned_and_imported_skills_is_valid(fake, tmp_pa
         mc.stop()
 
     folders = skill_folders(out)
-    sources = {}
-    for folder in folders:
-        for line in (folder / "SKILL.md").read_text().splitlines():
-            if line.startswith("  metaclaw-source: "):
-                sources[folder.name] = line.split(": ", 1)[1]
+    assert refused(folders) == []
+    # As the reference library reads them.
+    props = {f.name: read_properties(f) for f in folders}
+    sources = {name: p.metadata["metaclaw-source"] for name, p in props.items()}
     assert sources[learned["added"][0]] == "evolved"
     assert sources["todoist-tasks"] == "imported"
     assert "builtin" in sources.values()
-    assert "  openclaw: '" in (out / "todoist-tasks" / "SKILL.md").read_text()
-    assert refused(folders) == []
+    todoist = props["todoist-tasks"]
+    assert todoist.description == "Manage tasks via the Todoist API --- today's, then the rest."
+    assert todoist.metadata["version"] == "1.2.0"
+    assert json.loads(todoist.metadata["openclaw"])["requires"]["bins"] == ["curl"]

@@ -76,9 +76,46 @@ fn put(m: &mut Mapping, key: &str, value: &str) {
 
 /// The file text for a skill: `---`, YAML, `---`, a blank line, the body, a trailing newline.
 pub fn render_skill(skill: &Skill) -> Result<String, SkillError> {
-    let yaml = serde_yaml_ng::to_string(&frontmatter(skill))
+    let fm = frontmatter(skill);
+    let mut yaml = serde_yaml_ng::to_string(&fm)
         .map_err(|e| SkillError::invalid(skill.path.as_deref(), None, e.to_string()))?;
+    // Readers that cut the file at the first `---` (the reference validator among them)
+    // would end the frontmatter inside such a value: every value is then written escaped.
+    if yaml.contains("---") {
+        yaml = escaped_yaml(&fm);
+    }
     Ok(format!("---\n{yaml}---\n\n{}\n", skill.body.trim()))
+}
+
+/// The frontmatter with every string double-quoted as JSON (which YAML reads as is) and
+/// each `-` of a `---` as `\u002d`.
+fn escaped_yaml(fm: &Mapping) -> String {
+    let quote = |v: &Value| {
+        serde_json::to_string(&format::text_of(v))
+            .unwrap_or_default()
+            .replace("---", "\\u002d--")
+    };
+    let key = |k: &Value| {
+        let k = format::text_of(k);
+        let plain = !k.is_empty()
+            && k.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+            && !k.contains("---");
+        if plain { k } else { quote(&Value::from(k)) }
+    };
+    let mut out = String::new();
+    for (k, v) in fm {
+        match v {
+            Value::Mapping(inner) => {
+                out.push_str(&format!("{}:\n", key(k)));
+                for (k, v) in inner {
+                    out.push_str(&format!("  {}: {}\n", key(k), quote(v)));
+                }
+            }
+            v => out.push_str(&format!("{}: {}\n", key(k), quote(v))),
+        }
+    }
+    out
 }
 
 /// Writes `<dir>/<name>/SKILL.md` through a temp file in the same folder, fsync and rename.
@@ -152,6 +189,18 @@ mod tests {
         };
         assert_eq!(back, expected);
         assert!(!crate::parse::read_skill(&text, None).unwrap().legacy);
+    }
+
+    #[test]
+    fn a_value_holding_three_dashes_cannot_end_the_frontmatter() {
+        let mut s = skill("dashes");
+        s.description = "Use when a --- line splits a file".into();
+        s.extra.metadata.insert("odd key".into(), "x---y".into());
+        let text = render_skill(&s).unwrap();
+        let frontmatter = &text[3..text.find("\n---\n").unwrap()];
+        assert!(!frontmatter.contains("---"), "{text}");
+        let (back, _) = parse_skill(&text, None).unwrap();
+        assert_eq!(back, s);
     }
 
     #[test]
