@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: the web UI's type checks (tsc, svelte-check) and Vitest, formatting, lints
 # (the desktop and the headless binary), the Rust suites (unit first, then integration and
-# end-to-end), the Python SDK client tests and the UI's end-to-end tests (headless Chromium),
+# end-to-end), the Python tests (the SDK clients, and the Agent Skills reference validator on
+# the built-in and exported skills) and the UI's end-to-end tests (headless Chromium),
 # inside a private D-Bus session with a throwaway unlocked keyring; then the Debian package is
 # built, installed, run and removed.
 #

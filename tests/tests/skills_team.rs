@@ -159,3 +159,81 @@ async fn a_learned_skill_reaches_a_teammate_and_a_malicious_one_is_held_back() {
     );
     assert_eq!(generation(&ben), before, "nothing entered Ben's library");
 }
+
+/// Commits one skill to `main` of the bare repository `remote` from a scratch work tree.
+fn push_one_skill(root: &Path, remote: &Path) {
+    let work = root.join("work");
+    std::fs::create_dir_all(work.join("release-checklist")).unwrap();
+    std::fs::write(
+        work.join("release-checklist/SKILL.md"),
+        "---\nname: release-checklist\ndescription: Use when cutting a release of the team's services.\n---\n\n1. Tag the commit.\n2. Publish the notes.\n",
+    )
+    .unwrap();
+    git(&work, &["init", "--quiet", "-b", "main"]);
+    git(&work, &["add", "--all"]);
+    git(
+        &work,
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "--quiet",
+            "-m",
+            "seed",
+        ],
+    );
+    git(
+        &work,
+        &["push", "--quiet", remote.to_str().unwrap(), "main"],
+    );
+}
+
+#[test]
+fn the_first_sync_in_a_new_home_receives_the_team_skills() {
+    let root = tempfile::tempdir().unwrap();
+    let remote = root.path().join("team.git");
+    std::fs::create_dir_all(&remote).unwrap();
+    git(&remote, &["init", "--bare", "--quiet"]);
+    // A home where MetaClaw never ran: no config file, no library.
+    let home = Home::new("");
+    std::fs::remove_file(home.path().join("config.yaml")).unwrap();
+
+    let o = home.run(&[
+        "config",
+        "set",
+        "skills.sync.remote",
+        remote.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{o:?}");
+    // The team's library is still empty: the first member's first sync.
+    let o = home.run(&["skills", "sync"]);
+    assert!(o.status.success(), "{o:?}");
+    assert!(stdout(&o).contains("received: none"), "{o:?}");
+    assert!(home.path().join("skills/.team.json").is_file());
+
+    push_one_skill(root.path(), &remote);
+    let o = home.run(&["skills", "sync"]);
+    assert!(o.status.success(), "{o:?}");
+    assert!(stdout(&o).contains("received: release-checklist"), "{o:?}");
+    let o = home.run(&["skills", "show", "release-checklist"]);
+    assert!(stdout(&o).contains("Publish the notes"), "{o:?}");
+
+    // A remote git would take for its own option is refused when set, and nothing changes.
+    let o = home.run(&[
+        "config",
+        "set",
+        "skills.sync.remote",
+        "--",
+        "--upload-pack=touch pwned",
+    ]);
+    assert!(!o.status.success(), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("skills.sync.remote") && err.contains("starting with `-`"),
+        "{err}"
+    );
+    let o = home.run(&["config", "get", "skills.sync.remote"]);
+    assert_eq!(stdout(&o).trim(), remote.to_str().unwrap(), "{o:?}");
+}

@@ -193,6 +193,7 @@ fn synthetic_bank(n: usize) -> Vec<Skill> {
             provenance: None,
             body: rng.words(250),
             path: None,
+            extra: Default::default(),
         })
         .collect()
 }

@@ -3,7 +3,8 @@
 //! Accepted layouts: one skill folder (`SKILL.md` inside), a folder of skill folders, or a
 //! `.zip` of either (also with one wrapping folder, as archives often have). A skill folder
 //! is Anthropic's Agent Skills layout and ours alike: `SKILL.md` with YAML front matter
-//! (`name`, `description`, ...) and any resource files beside it, which are kept.
+//! (`name`, `description`, ...) and any resource files beside it, which are kept. Other
+//! tools' front matter (ClawHub's `version`, `metadata.openclaw`) is kept under `metadata`.
 //!
 //! Every skill passes the safety gate; a flagged one is quarantined, never written into the
 //! library. The rest are written as `source: imported` with where they came from, replacing
@@ -198,7 +199,7 @@ fn place(
     })
 }
 
-/// Equal in everything retrieval and injection use.
+/// Equal in everything retrieval and injection use, and in what other tools wrote.
 fn same_skill(a: &Skill, b: &Skill) -> bool {
     (
         &a.name,
@@ -208,6 +209,7 @@ fn same_skill(a: &Skill, b: &Skill) -> bool {
         a.always,
         a.disabled,
         a.body.trim(),
+        &a.extra,
     ) == (
         &b.name,
         &b.description,
@@ -216,6 +218,7 @@ fn same_skill(a: &Skill, b: &Skill) -> bool {
         b.always,
         b.disabled,
         b.body.trim(),
+        &b.extra,
     )
 }
 

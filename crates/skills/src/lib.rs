@@ -3,9 +3,11 @@
 pub mod bank;
 pub mod evolve;
 pub mod export;
+mod format;
 pub mod gate;
 pub mod import;
 pub mod library;
+pub mod migrate;
 pub mod parse;
 pub mod quarantine;
 pub mod render;
@@ -17,8 +19,9 @@ pub mod write;
 
 pub use bank::{InstallReport, builtin_skills, install_builtins};
 pub use library::Library;
-pub use parse::{SkillError, parse_skill};
+pub use migrate::{MigrationReport, migrate_library};
+pub use parse::{Parsed, SkillError, parse_skill, read_skill};
 pub use render::{Rendered, estimate_tokens, render_skills, render_with_standing};
-pub use skill::{CATEGORIES, Provenance, Skill, Source};
+pub use skill::{CATEGORIES, Extra, Provenance, Skill, Source};
 pub use watch::{SharedLibrary, WatchGuard, watch};
 pub use write::{render_skill, write_skill_atomically};

@@ -125,6 +125,7 @@ mod tests {
             provenance: None,
             body: body.into(),
             path: None,
+            extra: Default::default(),
         }
     }
 

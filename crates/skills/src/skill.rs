@@ -1,5 +1,6 @@
 //! One skill: a `SKILL.md` with YAML frontmatter and a Markdown body.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
@@ -37,6 +38,17 @@ pub enum Source {
 }
 
 impl Source {
+    /// As written in a file: `builtin`, `user`, `evolved`, `imported`, `team`.
+    pub fn key(self) -> &'static str {
+        match self {
+            Source::Builtin => "builtin",
+            Source::User => "user",
+            Source::Evolved => "evolved",
+            Source::Imported => "imported",
+            Source::Team => "team",
+        }
+    }
+
     /// How people read it: `built-in`, `user`, `evolved`, `imported`, `team`.
     pub fn word(self) -> &'static str {
         match self {
@@ -77,6 +89,20 @@ pub struct Provenance {
     pub requests: Vec<String>,
 }
 
+/// Frontmatter MetaClaw does not use but keeps, so a skill written by another tool (a
+/// `license`, ClawHub's `version` and `metadata.openclaw`) loses nothing in the library, in
+/// an export or in the team library.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Extra {
+    pub license: Option<String>,
+    pub compatibility: Option<String>,
+    /// Space-separated tool names (experimental in the specification).
+    pub allowed_tools: Option<String>,
+    /// `metadata` entries that are not MetaClaw's, and other tools' top-level keys, as
+    /// strings (a nested value as JSON).
+    pub metadata: BTreeMap<String, String>,
+}
+
 impl Skill {
     /// The requests an evolved skill was learned from (see [`Provenance::requests`]).
     pub fn requests(&self) -> &[String] {
@@ -104,6 +130,7 @@ pub struct Skill {
     pub provenance: Option<Provenance>,
     /// The Markdown after the frontmatter, trimmed.
     pub body: String,
+    pub extra: Extra,
     /// The file it was read from, when it came from disk.
     pub path: Option<PathBuf>,
 }

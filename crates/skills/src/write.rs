@@ -4,46 +4,118 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde_yaml_ng::{Mapping, Value};
 
+use crate::format;
 use crate::parse::{SkillError, is_slug};
-use crate::skill::{Provenance, Skill, Source};
+use crate::skill::Skill;
 
-#[derive(Serialize)]
-struct Frontmatter<'a> {
-    name: &'a str,
-    description: &'a str,
-    category: &'a str,
-    #[serde(skip_serializing_if = "<[_]>::is_empty")]
-    tags: &'a [String],
-    #[serde(skip_serializing_if = "is_false")]
-    always: bool,
-    #[serde(skip_serializing_if = "is_false")]
-    disabled: bool,
-    source: Source,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    provenance: Option<&'a Provenance>,
+/// The frontmatter as the specification allows it (see `format`): MetaClaw's fields and
+/// other tools' metadata under `metadata`, every value a string.
+fn frontmatter(skill: &Skill) -> Mapping {
+    let mut top = Mapping::new();
+    put(&mut top, "name", &skill.name);
+    put(&mut top, "description", &skill.description);
+    let extra = &skill.extra;
+    for (key, value) in [
+        ("license", &extra.license),
+        ("compatibility", &extra.compatibility),
+        ("allowed-tools", &extra.allowed_tools),
+    ] {
+        if let Some(v) = value {
+            put(&mut top, key, v);
+        }
+    }
+    let mut meta = Mapping::new();
+    put(&mut meta, format::CATEGORY, &skill.category);
+    if !skill.tags.is_empty() {
+        put(&mut meta, format::TAGS, &format::join_tags(&skill.tags));
+    }
+    if skill.always {
+        put(&mut meta, format::ALWAYS, "true");
+    }
+    if skill.disabled {
+        put(&mut meta, format::DISABLED, "true");
+    }
+    put(&mut meta, format::SOURCE, skill.source.key());
+    if let Some(p) = &skill.provenance {
+        if !p.sessions.is_empty() {
+            put(&mut meta, format::SESSIONS, &format::join_list(&p.sessions));
+        }
+        for (key, value) in [
+            (format::CREATED_AT, &p.created_at),
+            (format::MODEL, &p.model),
+            (format::IMPROVES, &p.improves),
+        ] {
+            if let Some(v) = value {
+                put(&mut meta, key, v);
+            }
+        }
+        if let Some(g) = p.generation {
+            put(&mut meta, format::GENERATION, &g.to_string());
+        }
+        if let Some(o) = &p.origin {
+            put(&mut meta, format::ORIGIN, o);
+        }
+        if !p.requests.is_empty() {
+            put(&mut meta, format::REQUESTS, &format::join_list(&p.requests));
+        }
+    }
+    for (key, value) in &extra.metadata {
+        if !meta.contains_key(key.as_str()) {
+            put(&mut meta, key, value);
+        }
+    }
+    top.insert(Value::from("metadata"), Value::Mapping(meta));
+    top
 }
 
-fn is_false(b: &bool) -> bool {
-    !b
+fn put(m: &mut Mapping, key: &str, value: &str) {
+    m.insert(Value::from(key), Value::from(value));
 }
 
 /// The file text for a skill: `---`, YAML, `---`, a blank line, the body, a trailing newline.
 pub fn render_skill(skill: &Skill) -> Result<String, SkillError> {
-    let fm = Frontmatter {
-        name: &skill.name,
-        description: &skill.description,
-        category: &skill.category,
-        tags: &skill.tags,
-        always: skill.always,
-        disabled: skill.disabled,
-        source: skill.source,
-        provenance: skill.provenance.as_ref(),
-    };
-    let yaml = serde_yaml_ng::to_string(&fm)
+    let fm = frontmatter(skill);
+    let mut yaml = serde_yaml_ng::to_string(&fm)
         .map_err(|e| SkillError::invalid(skill.path.as_deref(), None, e.to_string()))?;
+    // Readers that cut the file at the first `---` (the reference validator among them)
+    // would end the frontmatter inside such a value: every value is then written escaped.
+    if yaml.contains("---") {
+        yaml = escaped_yaml(&fm);
+    }
     Ok(format!("---\n{yaml}---\n\n{}\n", skill.body.trim()))
+}
+
+/// The frontmatter with every string double-quoted as JSON (which YAML reads as is) and
+/// each `-` of a `---` as `\u002d`.
+fn escaped_yaml(fm: &Mapping) -> String {
+    let quote = |v: &Value| {
+        serde_json::to_string(&format::text_of(v))
+            .unwrap_or_default()
+            .replace("---", "\\u002d--")
+    };
+    let key = |k: &Value| {
+        let k = format::text_of(k);
+        let plain = !k.is_empty()
+            && k.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+            && !k.contains("---");
+        if plain { k } else { quote(&Value::from(k)) }
+    };
+    let mut out = String::new();
+    for (k, v) in fm {
+        match v {
+            Value::Mapping(inner) => {
+                out.push_str(&format!("{}:\n", key(k)));
+                for (k, v) in inner {
+                    out.push_str(&format!("  {}: {}\n", key(k), quote(v)));
+                }
+            }
+            v => out.push_str(&format!("{}: {}\n", key(k), quote(v))),
+        }
+    }
+    out
 }
 
 /// Writes `<dir>/<name>/SKILL.md` through a temp file in the same folder, fsync and rename.
@@ -74,6 +146,7 @@ pub(crate) fn write_atomically(target: &Path, bytes: &[u8]) -> Result<(), SkillE
 mod tests {
     use super::*;
     use crate::parse::parse_skill;
+    use crate::skill::{Provenance, Source};
 
     fn skill(name: &str) -> Skill {
         Skill {
@@ -93,12 +166,18 @@ mod tests {
             }),
             body: "# Title\n\n---\n\nbody: text".into(),
             path: None,
+            extra: Default::default(),
         }
     }
 
     #[test]
     fn render_then_parse_round_trips() {
-        let s = skill("tricky");
+        let mut s = skill("tricky");
+        s.extra.license = Some("MIT".into());
+        s.extra.metadata.insert(
+            "openclaw".into(),
+            r#"{"requires":{"bins":["curl"]}}"#.into(),
+        );
         let text = render_skill(&s).unwrap();
         assert!(text.starts_with("---\nname: tricky\n") && text.ends_with("body: text\n"));
         let (back, warnings) = parse_skill(&text, None).unwrap();
@@ -109,6 +188,44 @@ mod tests {
             ..s
         };
         assert_eq!(back, expected);
+        assert!(!crate::parse::read_skill(&text, None).unwrap().legacy);
+    }
+
+    #[test]
+    fn a_value_holding_three_dashes_cannot_end_the_frontmatter() {
+        let mut s = skill("dashes");
+        s.description = "Use when a --- line splits a file".into();
+        s.extra.metadata.insert("odd key".into(), "x---y".into());
+        let text = render_skill(&s).unwrap();
+        let frontmatter = &text[3..text.find("\n---\n").unwrap()];
+        assert!(!frontmatter.contains("---"), "{text}");
+        let (back, _) = parse_skill(&text, None).unwrap();
+        assert_eq!(back, s);
+    }
+
+    #[test]
+    fn only_the_specification_keys_and_string_values_are_written() {
+        let text = render_skill(&skill("tricky")).unwrap();
+        let yaml = text
+            .split("\n---\n")
+            .next()
+            .unwrap()
+            .trim_start_matches("---\n");
+        let fm: serde_yaml_ng::Mapping = serde_yaml_ng::from_str(yaml).unwrap();
+        let keys: Vec<&str> = fm.keys().filter_map(Value::as_str).collect();
+        assert_eq!(keys, ["name", "description", "metadata"]);
+        let meta = fm["metadata"].as_mapping().unwrap();
+        assert!(meta.values().all(Value::is_string), "{yaml}");
+        assert!(
+            meta.keys()
+                .all(|k| k.as_str().unwrap().starts_with("metaclaw-"))
+        );
+        // No flow collections: strict YAML readers refuse them.
+        for line in yaml.lines() {
+            let value = line.split_once(": ").map_or("", |(_, v)| v);
+            assert!(!value.starts_with(['[', '{']), "{line}");
+        }
+        assert_eq!(meta["metaclaw-tags"].as_str(), Some("a: b, #c, - d"));
     }
 
     #[test]

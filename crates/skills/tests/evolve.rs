@@ -72,6 +72,7 @@ fn evolved(name: &str, words: &str) -> Skill {
         provenance: None,
         body: p.body,
         path: None,
+        extra: Default::default(),
     }
 }
 
@@ -348,13 +349,14 @@ fn existing_names_builtin_rejected_evolved_improved() {
         evolved("tea-brewing", KETTLE),
         evolved("bike-care", BIKE),
     ]);
-    let mut again = prop("tea-brewing", GARDEN);
+    // An improvement keeps what the skill taught and adds to it.
+    let mut again = prop("tea-brewing", &format!("{KETTLE} {GARDEN}"));
     again.description = "Use for brewing tea in a kettle, rewritten with better steps.".into();
     let by_hint = Proposal {
         improves: Some("bike-care".into()),
         ..prop(
             "better-bike-care",
-            "chain wax cleaning degreaser rag hanging stand weekly schedule rinse",
+            &format!("{BIKE} chain wax cleaning degreaser rag hanging stand weekly schedule"),
         )
     };
     let d = decide(vec![again, by_hint], &lib, &origin(), 3);
@@ -367,6 +369,78 @@ fn existing_names_builtin_rejected_evolved_improved() {
         skill.provenance.as_ref().unwrap().improves.as_deref(),
         Some("bike-care")
     );
+}
+
+#[test]
+fn an_improvement_that_drops_what_the_skill_taught_is_not_applied() {
+    let lib = library_of(vec![
+        evolved("tea-brewing", KETTLE),
+        evolved("bike-care", BIKE),
+    ]);
+    // Under the skill's own name: refused, saying what it would lose.
+    let replaced = prop("tea-brewing", GARDEN);
+    // Pointed at a skill by `improves` but teaching something else: its own skill.
+    let elsewhere = Proposal {
+        improves: Some("bike-care".into()),
+        ..prop("garden-care", GARDEN)
+    };
+    let d = decide(vec![replaced, elsewhere], &lib, &origin(), 3);
+    let r = reasons(&d);
+    assert!(
+        r[0].starts_with("reject tea-brewing: would drop what \"tea-brewing\" teaches")
+            && r[0].contains("\"kettle boil\""),
+        "{r:?}"
+    );
+    assert_eq!(r[1], "add garden-care");
+    // Filler in place of the skill is no improvement either.
+    let filler = Proposal {
+        body: "Nothing new was learned in this session.".into(),
+        ..prop("tea-brewing", KETTLE)
+    };
+    let r = reasons(&decide(vec![filler], &lib, &origin(), 3));
+    assert!(r[0].contains("body says nothing"), "{r:?}");
+}
+
+/// The fake model's lesson, as a plain model writes each rule it is taught: one template,
+/// the rule as its first step.
+fn templated(rule: &str) -> String {
+    format!(
+        "# The user's rule\n\n## When this applies\nWhenever the task touches what the rule is about.\n\n## Steps\n1. {rule}.\n2. Check the answer follows the rule before sending it.\n\n## Anti-patterns\n- Answering in another format than the rule asks for.\n"
+    )
+}
+
+#[test]
+fn rules_taught_in_one_template_stay_separate_skills() {
+    let rules = [
+        ("rule-dates-iso", "From now on write dates as YYYY-MM-DD"),
+        (
+            "rule-bullets-three",
+            "From now on summarise in three bullets",
+        ),
+        (
+            "rule-commit-prefix",
+            "From now on prefix commit messages with the ticket id",
+        ),
+    ];
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("skills");
+    for (name, rule) in rules {
+        let lib = Library::load(std::slice::from_ref(&dir));
+        let p = Proposal {
+            name: name.into(),
+            description: format!("Use when this user's standing rule applies: {rule}."),
+            category: "productivity".into(),
+            tags: vec![],
+            body: templated(rule),
+            improves: None,
+        };
+        let applied = apply(&dir, &decide(vec![p], &lib, &origin(), 3));
+        assert_eq!(applied.added, [name], "{applied:?}");
+    }
+    let lib = Library::load(std::slice::from_ref(&dir));
+    for (name, rule) in rules {
+        assert!(lib.get(name).unwrap().body.contains(rule), "{name}");
+    }
 }
 
 /// A one-sentence rule as an evolved skill.
@@ -582,7 +656,7 @@ fn apply_writes_skills_the_library_reads_back() {
     write_skill_atomically(&dir, &evolved("tea-brewing", KETTLE)).unwrap();
     let lib = Library::load(std::slice::from_ref(&dir));
     let props = vec![
-        prop("tea-brewing", GARDEN),
+        prop("tea-brewing", &format!("{KETTLE} {GARDEN}")),
         prop("bike-care", BIKE),
         prop("../x", BIKE),
     ];
@@ -740,6 +814,7 @@ fn as_evolved(p: Proposal) -> Skill {
         provenance: None,
         body: p.body,
         path: None,
+        extra: Default::default(),
     }
 }
 

@@ -17,6 +17,7 @@ fn skill(body: &str) -> Skill {
         provenance: None,
         body: body.into(),
         path: None,
+        extra: Default::default(),
     }
 }
 

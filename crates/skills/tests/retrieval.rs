@@ -15,6 +15,7 @@ fn skill(name: &str, category: &str, tags: &[&str], description: &str, body: &st
         provenance: None,
         body: body.to_owned(),
         path: None,
+        extra: Default::default(),
     }
 }
 

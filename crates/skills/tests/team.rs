@@ -87,7 +87,8 @@ fn a_skill_learned_by_one_member_reaches_the_other_and_edits_travel_back() {
     );
     let text = fs::read_to_string(ben.library.join("deploy-billing/SKILL.md")).unwrap();
     assert!(
-        text.contains("- s-1") && text.contains("origin: 'team: "),
+        text.contains("metaclaw-sessions: '[\"s-1\"]'")
+            && text.contains("metaclaw-origin: 'team: "),
         "{text}"
     );
 
@@ -272,4 +273,50 @@ fn a_password_in_the_remote_url_is_never_shown() {
         team("/srv/git/skills.git").shown_remote(),
         "/srv/git/skills.git"
     );
+}
+
+#[test]
+fn the_first_sync_creates_the_library_and_its_record() {
+    let (root, remote, ana, _ben) = setup();
+    learn(
+        &ana,
+        "deploy-billing",
+        "Run the migrations before the deploy.",
+    );
+    // Cleo's home has no library folder yet: MetaClaw never ran there.
+    let cleo = Member {
+        library: root.path().join("cleo/skills"),
+        team: Team {
+            clone: root.path().join("cleo/skills-team"),
+            who: "cleo".into(),
+            ..ana.team.clone()
+        },
+    };
+    // The team has no branch yet: nothing to receive, and still a clean first sync.
+    assert_eq!(synced(&cleo), SyncReport::default());
+    assert!(cleo.library.join(".team.json").is_file());
+
+    synced(&ana);
+    fs::remove_dir_all(root.path().join("cleo")).unwrap();
+    let r = synced(&cleo);
+    assert_eq!(r.received, ["deploy-billing"], "{r:?}");
+    assert_eq!(
+        names(&cleo),
+        [("deploy-billing".to_owned(), Source::Team, false)]
+    );
+    assert!(git(&remote, &["log", "--format=%s", "main"]).contains("shared deploy-billing"));
+}
+
+#[test]
+fn a_remote_git_would_read_as_an_option_is_refused() {
+    let root = tempfile::tempdir().unwrap();
+    let team = Team {
+        remote: "--upload-pack=touch pwned".into(),
+        branch: "main".into(),
+        clone: root.path().join("skills-team"),
+        who: "ana".into(),
+    };
+    let e = sync(&root.path().join("skills"), &team).unwrap_err();
+    assert!(e.to_string().contains("starts with `-`"), "{e}");
+    assert!(!team.clone.exists() && !root.path().join("pwned").exists());
 }

@@ -134,6 +134,7 @@ fn write_skills(dir: &Path, count: usize) -> Result<()> {
             provenance: None,
             body,
             path: None,
+            extra: Default::default(),
         };
         let folder = dir.join(&name);
         std::fs::create_dir_all(&folder)

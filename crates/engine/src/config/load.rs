@@ -175,6 +175,9 @@ fn validate(config: &Config) -> Result<(), (String, String)> {
             ),
         ));
     }
+    if let Some(problem) = config.skills.sync.remote_problem() {
+        return Err(("skills.sync.remote".into(), problem));
+    }
     if config.proxy.host.trim().is_empty() {
         return Err(("proxy.host".into(), "must not be empty".into()));
     }

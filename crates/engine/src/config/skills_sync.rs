@@ -29,6 +29,18 @@ impl Default for SkillsSync {
 }
 
 impl SkillsSync {
+    /// Why `remote` cannot be used, if it cannot: one starting with `-` would reach git as
+    /// an option (`--upload-pack=…` runs a command) instead of a URL.
+    pub fn remote_problem(&self) -> Option<String> {
+        let remote = self.remote.trim();
+        remote.starts_with('-').then(|| {
+            format!(
+                "must be a git URL or a path, not {remote:?}: a remote starting with `-` \
+                 would be read by git as an option"
+            )
+        })
+    }
+
     /// The member name as a slug (lowercase letters, digits, dashes).
     pub fn member(&self) -> String {
         let raw = if self.name.trim().is_empty() {
@@ -43,7 +55,18 @@ impl SkillsSync {
             .chars()
             .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
             .collect();
-        let slug = slug.trim_matches('-').chars().take(20).collect::<String>();
-        if slug.is_empty() { "me".into() } else { slug }
+        // Single hyphens only: a doubled one is not a valid Agent Skills name.
+        let slug = slug
+            .split('-')
+            .filter(|part| !part.is_empty())
+            .collect::<Vec<_>>()
+            .join("-");
+        let slug = slug.chars().take(20).collect::<String>();
+        let slug = slug.trim_end_matches('-');
+        if slug.is_empty() {
+            "me".into()
+        } else {
+            slug.to_owned()
+        }
     }
 }

@@ -404,6 +404,17 @@ fn set_rejects_bad_values_and_unknown_keys() -> TestResult {
         e.contains("section") && e.contains("scheduler.sleep_start"),
         "{e}"
     );
+    // git would read it as its option: refused when set, not when the sync runs.
+    let e = err_text(set(
+        &h.paths,
+        "skills.sync.remote",
+        "--upload-pack=touch /tmp/x",
+        &h.store,
+    ));
+    assert!(
+        e.contains("skills.sync.remote") && e.contains("starting with `-`"),
+        "{e}"
+    );
     assert!(!h.paths.config.exists(), "a rejected edit must not write");
     Ok(())
 }
@@ -835,4 +846,19 @@ fn storage_retention_defaults_to_ninety_days_and_refuses_what_cannot_work() -> T
     let e = err_text(load_text(&h, "storage:\n  keep_turn_bodies_days: -1\n"));
     assert!(e.contains("keep_turn_bodies_days"), "{e}");
     Ok(())
+}
+
+#[test]
+fn the_team_member_name_is_a_valid_skill_name_part() {
+    let member = |name: &str| {
+        SkillsSync {
+            name: name.into(),
+            ..SkillsSync::default()
+        }
+        .member()
+    };
+    assert_eq!(member("Ann  O'Neil"), "ann-o-neil");
+    assert_eq!(member("--x..y--"), "x-y");
+    assert_eq!(member("abcdefghijklmnopqrs.t"), "abcdefghijklmnopqrs");
+    assert_eq!(member("..."), "me");
 }

@@ -94,20 +94,43 @@ pub(super) async fn resolve(
 }
 
 /// Fills the user's library with the built-in bank on first run and brings untouched
-/// built-ins up to date; skills the user edited or deleted are left alone. A failure here
-/// costs the user skills, not the proxy, so it is logged and start-up goes on.
+/// built-ins up to date; skills the user edited or deleted are left alone. Then rewrites
+/// files of the earlier frontmatter format in the current one (originals kept in
+/// `skills/.backup/`). A failure here costs the user skills, not the proxy, so it is logged
+/// and start-up goes on.
 async fn install_skills(dir: std::path::PathBuf) {
     let shown = dir.display().to_string();
-    match tokio::task::spawn_blocking(move || metaclaw_skills::install_builtins(&dir)).await {
-        Ok(Ok(report)) => tracing::info!(
+    let done = tokio::task::spawn_blocking(move || {
+        let installed = metaclaw_skills::install_builtins(&dir);
+        (installed, metaclaw_skills::migrate_library(&dir))
+    })
+    .await;
+    let (installed, migrated) = match done {
+        Ok(done) => done,
+        Err(e) => {
+            tracing::warn!(error = %e, "could not install the built-in skills");
+            return;
+        }
+    };
+    match installed {
+        Ok(report) => tracing::info!(
             dir = %shown,
             installed = report.installed.len(),
             updated = report.updated.len(),
             kept_user_edits = report.kept_user_edits.len(),
             "skill library ready"
         ),
-        Ok(Err(e)) => tracing::warn!(error = %e, "could not install the built-in skills"),
         Err(e) => tracing::warn!(error = %e, "could not install the built-in skills"),
+    }
+    if let Some(backup) = &migrated.backup {
+        tracing::info!(
+            rewritten = migrated.rewritten.len(),
+            backup = %backup.display(),
+            "skill files rewritten in the Agent Skills format"
+        );
+    }
+    for failure in &migrated.failed {
+        tracing::warn!("skill file left as it is: {failure}");
     }
 }
 

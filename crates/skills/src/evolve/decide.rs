@@ -4,6 +4,7 @@ use std::collections::HashSet;
 
 use super::parse::{Proposal, Rejection};
 use super::similar::{Corpus, Fingerprint, SIDE_THRESHOLD, Similarity};
+use super::substance::dropped;
 use super::validate::{Valid, validate};
 use crate::library::Library;
 use crate::retrieval::is_rule;
@@ -36,11 +37,13 @@ pub struct Origin {
 /// One decision per proposal, in order. The rules, applied to each proposal in turn:
 ///
 /// 1. Fields (see `validate`): the name is trimmed and lowercased and must then be a slug
-///    (`[a-z0-9][a-z0-9-]*`, no trailing hyphen, at most 64 chars, not a Windows device
+///    (`[a-z0-9][a-z0-9-]*`, no trailing or doubled hyphen, at most 64 chars, not a Windows device
 ///    name); anything else — `../../x`, `a/b`, `.hidden`, empty — is rejected, never renamed.
 ///    Description 10..=300 chars on one line; body trimmed, 20..=8000 chars (one
-///    sentence is a valid rule), without `<metaclaw-context>` delimiters. An empty or unknown category
-///    becomes `general` (logged, not rejected). Tags are cleaned; bad ones dropped.
+///    sentence is a valid rule), without `<metaclaw-context>` delimiters, and saying
+///    something: not filler ("Nothing new"), nor only the words of the instructions. An
+///    empty or unknown category becomes `general` (logged, not rejected). Tags are cleaned;
+///    bad ones dropped.
 /// 2. A name already proposed earlier in the batch is rejected.
 /// 3. Target: a name equal to an existing evolved skill improves it; equal to a built-in or
 ///    user skill is rejected (never overwritten). Otherwise `improves: x` naming an evolved
@@ -54,6 +57,10 @@ pub struct Origin {
 ///    skills accepted earlier in the batch, most similar first: a duplicate of a batch skill,
 ///    of a disabled skill, or of a built-in/user skill is rejected naming that skill; a new
 ///    skill duplicating an evolved skill becomes an improvement of it.
+///    4b. An improvement that drops the substance of the skill it replaces (a quarter or
+///    more of its rules and steps are no longer in the new body, see `substance`) is not
+///    applied: the proposal is rejected when it names that skill, and is a new skill under
+///    its own name when it only came to improve it through `improves` or likeness.
 /// 5. At most `max_new` additions and improvements; later ones are rejected.
 ///
 /// Written skills are `source: evolved`, not `always`, enabled, with provenance from
@@ -175,6 +182,24 @@ fn judge(
         },
     }
 
+    // Rule 4b: an improvement keeps what the skill it replaces teaches.
+    if let Some(prev) = previous.as_deref()
+        && let Some(old) = library.get(prev)
+        && let Some(lost) = dropped(&old.body, &v.body)
+    {
+        let own_name_free =
+            v.name != prev && library.get(&v.name).is_none() && !batch.targets.contains(&v.name);
+        if !own_name_free {
+            let first: String = lost[0].chars().take(80).collect();
+            return Err(format!(
+                "would drop what {prev:?} teaches ({} of its rules or steps, such as {first:?}); \
+                 an improvement keeps them",
+                lost.len()
+            ));
+        }
+        previous = None;
+    }
+
     let name = previous.clone().unwrap_or_else(|| v.name.clone());
     if batch.targets.contains(&name) {
         return Err(format!(
@@ -254,6 +279,7 @@ fn accept(v: Valid, previous: Option<String>, origin: &Origin) -> Decision {
         }),
         body: v.body,
         path: None,
+        extra: Default::default(),
     };
     match previous {
         Some(previous) => Decision::Improve { previous, skill },

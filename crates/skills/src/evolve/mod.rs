@@ -12,6 +12,7 @@ mod prompt;
 mod requests;
 mod schema;
 pub mod similar;
+mod substance;
 mod text;
 mod validate;
 

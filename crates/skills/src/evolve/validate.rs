@@ -2,6 +2,7 @@
 //! something else: normalisation is limited to case, surrounding space and line breaks.
 
 use super::parse::Proposal;
+use super::substance::says_nothing;
 use crate::parse::is_slug;
 use crate::skill::CATEGORIES;
 
@@ -53,9 +54,10 @@ fn name(raw: &str) -> Result<String, String> {
     if name.chars().count() > MAX_NAME {
         return Err(format!("name is longer than {MAX_NAME} characters"));
     }
-    if !is_slug(&name) || name.ends_with('-') {
+    // The Agent Skills specification also refuses a trailing or doubled hyphen.
+    if !is_slug(&name) || name.ends_with('-') || name.contains("--") {
         return Err(format!(
-            "name {raw:?} is not a slug (lowercase letters, digits and inner hyphens)"
+            "name {raw:?} is not a slug (lowercase letters, digits and single inner hyphens)"
         ));
     }
     let device = name.len() == 4
@@ -94,6 +96,11 @@ fn body(raw: &str) -> Result<String, String> {
             BODY_CHARS.start(),
             BODY_CHARS.end()
         ));
+    }
+    if says_nothing(&b) {
+        return Err(
+            "body says nothing: no rule or step beyond filler or the instructions' template".into(),
+        );
     }
     Ok(b)
 }
@@ -140,7 +147,7 @@ mod tests {
     fn names() {
         assert_eq!(name("  Retry-Flaky-Calls ").unwrap(), "retry-flaky-calls");
         for bad in [
-            "../../x", "a/b", ".hidden", "..", "", "x-", "con", "LPT1", "a b",
+            "../../x", "a/b", ".hidden", "..", "", "x-", "con", "LPT1", "a b", "a--b",
         ] {
             assert!(name(bad).is_err(), "{bad:?}");
         }

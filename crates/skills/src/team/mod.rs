@@ -44,6 +44,9 @@ pub enum TeamError {
     Git { command: String, message: String },
     #[error("the team sync record: {0}")]
     Manifest(String),
+    /// A remote git would read as one of its own options (`--upload-pack=…` runs a command).
+    #[error("the team library's remote {0:?} starts with `-`; give a URL or a path")]
+    OptionLikeRemote(String),
     #[error(transparent)]
     Skill(#[from] SkillError),
 }
@@ -121,8 +124,13 @@ pub fn record_deletion(library: &Path, name: &str) -> Result<(), TeamError> {
     Ok(())
 }
 
-/// One sync of `library` with `team`.
+/// One sync of `library` with `team`. The first one creates the library folder, the clone
+/// and the sync record, so it works in a home where MetaClaw never ran.
 pub fn sync(library: &Path, team: &Team) -> Result<SyncReport, TeamError> {
+    if team.remote.starts_with('-') {
+        return Err(TeamError::OptionLikeRemote(team.shown_remote()));
+    }
+    fs::create_dir_all(library).map_err(|e| SkillError::io(library, e))?;
     ensure_clone(team)?;
     let git = Git {
         dir: team.clone.clone(),
@@ -268,14 +276,21 @@ fn folder_of(skill: &Skill) -> Option<&Path> {
 
 fn ensure_clone(team: &Team) -> Result<(), TeamError> {
     if team.clone.join(".git").is_dir() {
-        run_in(&team.clone, &["remote", "set-url", "origin", &team.remote])?;
+        // After `--`, a remote is never read as an option.
+        run_in(
+            &team.clone,
+            &["remote", "set-url", "origin", "--", &team.remote],
+        )?;
         return Ok(());
     }
     let parent = team.clone.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(parent).map_err(|e| SkillError::io(parent, e))?;
     let target = team.clone.to_string_lossy().into_owned();
     run_in(parent, &["init", "--quiet", &target])?;
-    run_in(&team.clone, &["remote", "add", "origin", &team.remote])?;
+    run_in(
+        &team.clone,
+        &["remote", "add", "origin", "--", &team.remote],
+    )?;
     Ok(())
 }
 

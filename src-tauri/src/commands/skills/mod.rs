@@ -31,7 +31,10 @@ pub fn run(paths: &Paths, command: SkillsCommand) -> Outcome {
         SkillsCommand::Release { name } => return exchange::release(&dir, name),
         SkillsCommand::Discard { name } => return exchange::discard(&dir, name),
         SkillsCommand::Delete { name } => return team::delete(&dir, name),
-        SkillsCommand::Sync { json } => return team::sync_now(&config, paths, &dir, *json),
+        SkillsCommand::Sync { json } => {
+            install_builtins(&dir)?;
+            return team::sync_now(&config, paths, &dir, *json);
+        }
         _ => {}
     }
     // First use fills an empty library with the built-in bank (never over the user's edits).

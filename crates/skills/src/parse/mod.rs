@@ -3,9 +3,12 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
+mod fields;
 
-use crate::skill::{CATEGORIES, Provenance, Skill, Source};
+use serde::Deserialize;
+use serde_yaml_ng::Mapping;
+
+use crate::skill::Skill;
 
 /// Why a skill file could not be read, parsed or written.
 #[derive(Debug, thiserror::Error)]
@@ -51,7 +54,7 @@ impl SkillError {
 }
 
 /// `path:line: ` prefix in the style compilers use, so editors can jump to it.
-struct Location<'a>(Option<&'a Path>, Option<usize>);
+pub(crate) struct Location<'a>(Option<&'a Path>, Option<usize>);
 
 impl fmt::Display for Location<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -71,33 +74,11 @@ pub fn is_slug(s: &str) -> bool {
     (1..=64).contains(&b.len()) && ok(&b[0]) && b[1..].iter().all(|c| ok(c) || *c == b'-')
 }
 
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum Tags {
-    List(Vec<String>),
-    Csv(String),
-}
-
-#[derive(Deserialize)]
-struct Frontmatter {
-    name: Option<String>,
-    description: Option<String>,
-    category: Option<String>,
-    tags: Option<Tags>,
-    #[serde(default)]
-    always: bool,
-    #[serde(default)]
-    disabled: bool,
-    #[serde(default)]
-    source: Source,
-    provenance: Option<Provenance>,
-}
-
 /// Frontmatter text and body, with the 1-based file line of the opening `---`.
-struct Split<'a> {
-    open_line: usize,
-    yaml: String,
-    body: Vec<&'a str>,
+pub(crate) struct Split<'a> {
+    pub(crate) open_line: usize,
+    pub(crate) yaml: String,
+    pub(crate) body: Vec<&'a str>,
 }
 
 fn split<'a>(text: &'a str, path: Option<&Path>) -> Result<Split<'a>, SkillError> {
@@ -125,96 +106,61 @@ fn split<'a>(text: &'a str, path: Option<&Path>) -> Result<Split<'a>, SkillError
     })
 }
 
-/// The file line of the first `key:` in the frontmatter, for errors about that field.
-fn key_line(s: &Split<'_>, key: &str) -> usize {
+/// The file line of the first `key:` in the frontmatter (indented too, for `metadata`
+/// entries), for errors about that field.
+pub(crate) fn key_line(s: &Split<'_>, key: &str) -> usize {
     s.yaml
         .lines()
         .position(|l| {
-            l.strip_prefix(key)
+            l.trim_start()
+                .strip_prefix(key)
                 .is_some_and(|r| r.trim_start().starts_with(':'))
         })
         .map_or(s.open_line, |i| s.open_line + 1 + i)
 }
 
+/// A skill as read from its file.
+#[derive(Debug)]
+pub struct Parsed {
+    pub skill: Skill,
+    /// Non-fatal: unknown MetaClaw keys, categories.
+    pub warnings: Vec<String>,
+    /// Written in the earlier format (see `format`): MetaClaw's fields or another tool's keys
+    /// at the top level, or nested `metadata`. It loads as it is; `migrate` rewrites it.
+    pub legacy: bool,
+    /// What the file holds that the skill does not keep: a field written both at the top
+    /// level and under `metadata` (the latter is used), unknown provenance keys. A rewrite
+    /// would lose them, so such a file is left as it is.
+    pub unkept: Vec<String>,
+}
+
 /// Parses a `SKILL.md`. Returns the skill and non-fatal warnings (unknown keys, categories).
 pub fn parse_skill(text: &str, path: Option<&Path>) -> Result<(Skill, Vec<String>), SkillError> {
+    read_skill(text, path).map(|p| (p.skill, p.warnings))
+}
+
+/// Parses a `SKILL.md` in either format, saying which (see [`Parsed::legacy`]).
+pub fn read_skill(text: &str, path: Option<&Path>) -> Result<Parsed, SkillError> {
     let s = split(text, path)?;
     let at = |line: usize, msg: String| SkillError::invalid(path, Some(line), msg);
-    let mut unknown = Vec::new();
-    let fm: Frontmatter = if s.yaml.trim().is_empty() {
+    if s.yaml.trim().is_empty() {
         return Err(at(s.open_line, "frontmatter is empty".into()));
-    } else {
-        let de = serde_yaml_ng::Deserializer::from_str(&s.yaml);
-        serde_ignored::deserialize(de, |p| unknown.push(p.to_string())).map_err(|e| {
-            let line = e.location().map_or(s.open_line, |l| s.open_line + l.line());
-            let msg = e.to_string();
-            // The location is re-reported as a file line in the prefix.
-            let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
-            at(line, msg)
-        })?
-    };
-
-    let name = fm
-        .name
-        .ok_or_else(|| at(s.open_line, "missing required field `name`".into()))?;
-    if !is_slug(&name) {
-        let msg = format!("name: expected a slug like debug-systematically, got {name:?}");
-        return Err(at(key_line(&s, "name"), msg));
     }
-    let description = fm
-        .description
-        .map(|d| d.split_whitespace().collect::<Vec<_>>().join(" "))
-        .unwrap_or_default();
-    if description.is_empty() {
-        let msg = "missing required field `description`".into();
-        return Err(at(key_line(&s, "description"), msg));
-    }
-
-    let mut warnings: Vec<String> = unknown
-        .iter()
-        .map(|k| format!("{}unknown key `{k}` ignored", Location(path, None)))
-        .collect();
-    let category = match fm.category.map(|c| c.trim().to_string()) {
-        Some(c) if !c.is_empty() => c,
-        _ => "general".to_string(),
-    };
-    if !CATEGORIES.contains(&category.as_str()) {
-        let line = Some(key_line(&s, "category"));
-        warnings.push(format!(
-            "{}category {category:?} is not one of {}",
-            Location(path, line),
-            CATEGORIES.join(", ")
-        ));
-    }
-    let tags = match fm.tags {
-        None => Vec::new(),
-        Some(Tags::List(v)) => v,
-        Some(Tags::Csv(s)) => s.split(',').map(str::to_string).collect(),
-    };
-    let tags = tags
-        .into_iter()
-        .map(|t| t.trim().to_string())
-        .filter(|t| !t.is_empty())
-        .collect();
-
-    let skill = Skill {
-        name,
-        description,
-        category,
-        tags,
-        always: fm.always,
-        disabled: fm.disabled,
-        source: fm.source,
-        provenance: fm.provenance,
-        body: s.body.join("\n").trim().to_string(),
-        path: path.map(Path::to_path_buf),
-    };
-    Ok((skill, warnings))
+    let de = serde_yaml_ng::Deserializer::from_str(&s.yaml);
+    let fm = Mapping::deserialize(de).map_err(|e| {
+        let line = e.location().map_or(s.open_line, |l| s.open_line + l.line());
+        let msg = e.to_string();
+        // The location is re-reported as a file line in the prefix.
+        let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
+        at(line, msg)
+    })?;
+    fields::Reader::new(&s, path).read(fm)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::skill::Source;
 
     const GOOD: &str = "---\nname: debug-systematically\ndescription: Use this skill when\n  a bug resists.\ncategory: debugging\ntags: [bugs, triage]\nalways: true\nsource: builtin\n---\n\n# Debug Systematically\n\nSteps.\n";
 
@@ -236,6 +182,7 @@ mod tests {
         assert_eq!(s.source, Source::Builtin);
         assert_eq!(s.body, "# Debug Systematically\n\nSteps.");
         assert!(w.is_empty(), "{w:?}");
+        assert!(read_skill(GOOD, None).unwrap().legacy, "the earlier format");
     }
 
     #[test]
@@ -319,17 +266,74 @@ mod tests {
     }
 
     #[test]
-    fn unknown_key_and_category_warn() {
-        let text = "---\nname: a\ndescription: d\nversion: 2\ncategory: Cooking\n---\n";
-        let (s, w) = parse_skill(text, Some(Path::new("p/SKILL.md"))).unwrap();
-        assert_eq!(s.category, "Cooking");
-        assert_eq!(w.len(), 2, "{w:?}");
-        assert_eq!(w[0], "p/SKILL.md: unknown key `version` ignored");
+    fn other_tools_keys_are_kept_under_metadata_and_unknown_categories_warn() {
+        let text = "---\nname: a\ndescription: d\nversion: 2\ncategory: Cooking\nmetadata:\n  openclaw:\n    requires:\n      bins: [curl]\n  author: ann\n---\n";
+        let p = read_skill(text, Some(Path::new("p/SKILL.md"))).unwrap();
+        assert!(p.legacy);
+        assert_eq!(p.skill.category, "Cooking");
+        assert_eq!(p.warnings.len(), 1, "{:?}", p.warnings);
         assert!(
-            w[1].starts_with("p/SKILL.md:5: category \"Cooking\""),
+            p.warnings[0].starts_with("p/SKILL.md:5: category \"Cooking\""),
             "{}",
-            w[1]
+            p.warnings[0]
         );
+        let meta: Vec<(&str, &str)> = p
+            .skill
+            .extra
+            .metadata
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        assert_eq!(
+            meta,
+            [
+                ("author", "ann"),
+                ("openclaw", r#"{"requires":{"bins":["curl"]}}"#),
+                ("version", "2")
+            ]
+        );
+    }
+
+    #[test]
+    fn what_a_rewrite_would_lose_is_named() {
+        let text = "---\nname: a\ndescription: d\nversion: 1\nsource: user\nprovenance:\n  color: red\nmetadata:\n  version: 2\n  metaclaw-source: team\n---\n";
+        let p = read_skill(text, None).unwrap();
+        assert_eq!(p.skill.source, Source::Team);
+        assert_eq!(p.skill.extra.metadata["version"], "2");
+        assert_eq!(p.unkept, ["provenance.color", "version", "source"]);
+        let same = "---\nname: a\ndescription: d\nversion: 2\nmetadata:\n  version: 2\n---\n";
+        assert!(read_skill(same, None).unwrap().unkept.is_empty());
+    }
+
+    #[test]
+    fn the_current_format_reads_metaclaw_fields_from_metadata() {
+        let text = "---\nname: a\ndescription: d\nlicense: MIT\nallowed-tools: Read Grep\nmetadata:\n  metaclaw-category: coding\n  metaclaw-tags: x, y\n  metaclaw-always: 'true'\n  metaclaw-source: evolved\n  metaclaw-sessions: '[\"s1\"]'\n  metaclaw-generation: '7'\n  metaclaw-requests: '[\"fix it, now\"]'\n  version: 1.0.0\n---\nbody\n";
+        let p = read_skill(text, None).unwrap();
+        assert!(!p.legacy && p.warnings.is_empty(), "{:?}", p.warnings);
+        let s = p.skill;
+        assert_eq!((s.category.as_str(), s.source), ("coding", Source::Evolved));
+        assert_eq!(s.tags, ["x", "y"]);
+        assert!(s.always && !s.disabled);
+        let prov = s.provenance.unwrap();
+        assert_eq!(prov.sessions, ["s1"]);
+        assert_eq!(prov.generation, Some(7));
+        assert_eq!(prov.requests, ["fix it, now"]);
+        assert_eq!(s.extra.license.as_deref(), Some("MIT"));
+        assert_eq!(s.extra.allowed_tools.as_deref(), Some("Read Grep"));
+        assert_eq!(s.extra.metadata["version"], "1.0.0");
+
+        let e = err("---\nname: a\ndescription: d\nmetadata:\n  metaclaw-always: maybe\n---\n");
+        assert!(
+            e.starts_with("skills/foo/SKILL.md:5: metaclaw-always: "),
+            "{e}"
+        );
+        let e = err("---\nname: a\ndescription: d\nmetadata:\n  metaclaw-sessions: s1\n---\n");
+        assert!(
+            e.contains(":5: metaclaw-sessions: expected a JSON array"),
+            "{e}"
+        );
+        let e = err("---\nname: a\ndescription: d\nmetadata: [x]\n---\n");
+        assert!(e.contains(":4: metadata: expected a map"), "{e}");
     }
 
     #[test]
