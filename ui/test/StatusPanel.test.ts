@@ -69,6 +69,24 @@ describe('StatusPanel', () => {
     expect((await screen.findByTestId('retrieval')).textContent).toBe(line);
   });
 
+  it('says what learns without a model, and which model learns when there is one', async () => {
+    const none = 'skills are not learned (no model); memories read by rules only (no model). A model for learning alone: …';
+    const api = fakeApi({ 'GET /api/status': { ...STATUS, learning_model: { evolution: null, extraction: null, line: none } } });
+    render(StatusPanel, { api, every: 60_000 });
+    const shown = await screen.findByTestId('learning-model');
+    expect(shown.textContent).toBe(none);
+    expect(shown.classList.contains('problem')).toBe(true);
+  });
+
+  it('marks nothing when learning has its model', async () => {
+    const line = 'skills learned with gpt-4o-mini; memories read with gpt-4o-mini';
+    const api = fakeApi({ 'GET /api/status': { ...STATUS, learning_model: { evolution: 'gpt-4o-mini', extraction: 'gpt-4o-mini', line } } });
+    render(StatusPanel, { api, every: 60_000 });
+    const shown = await screen.findByTestId('learning-model');
+    expect(shown.textContent).toBe(line);
+    expect(shown.classList.contains('problem')).toBe(false);
+  });
+
   it('shows no problem lines for a healthy engine, nor for one without the health section', async () => {
     const api = fakeApi({ 'GET /api/status': STATUS });
     render(StatusPanel, { api, every: 60_000 });

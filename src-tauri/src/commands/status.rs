@@ -166,6 +166,9 @@ pub fn run(paths: &Paths, as_json: bool) -> Outcome {
     if let Some(w) = &s.wechat {
         output::line(format!("  wechat:     {}", w.line));
     }
+    if let Some(m) = &s.learning_model {
+        output::line(format!("  learns:     {}", m.line));
+    }
     if let Some(st) = &s.storage {
         output::line(format!(
             "  storage:    {} on disk; {} (metaclaw storage)",

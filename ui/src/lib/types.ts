@@ -26,6 +26,8 @@ export interface Status {
   learning_calls?: LearningCalls;
   /** Retrieval by meaning; absent when everything is found by words, or from older engines. */
   embeddings?: { source: string; model: string; ready: boolean; line: string } | null;
+  /** The models learning calls; without one, what still learns. */
+  learning_model?: { evolution: string | null; extraction: string | null; line: string } | null;
 }
 
 export interface RecorderHealth {

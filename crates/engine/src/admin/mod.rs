@@ -31,5 +31,6 @@ pub use agents::{AgentsAdmin, StartReconnect};
 pub use routes::{AdminState, router};
 pub use skills::{SkillsAdmin, skill_json};
 pub use status::{
-    Health, MemoryStatus, SkillsStatus, Status, TeamStatus, UpstreamStatus, WechatStatus,
+    Health, LearningModel, MemoryStatus, SkillsStatus, Status, TeamStatus, UpstreamStatus,
+    WechatStatus,
 };

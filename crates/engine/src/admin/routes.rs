@@ -22,7 +22,8 @@ use super::agents::AgentsAdmin;
 use super::api_error::ApiError;
 use super::skills::{self, SkillsAdmin};
 use super::status::{
-    Health, MemoryStatus, SkillsStatus, Status, TeamStatus, UpstreamStatus, WechatStatus,
+    Health, LearningModel, MemoryStatus, SkillsStatus, Status, TeamStatus, UpstreamStatus,
+    WechatStatus,
 };
 use super::{memory, memory_policy};
 use crate::config::Config;
@@ -244,6 +245,14 @@ async fn status(State(state): State<Arc<AdminState>>) -> Response {
         wechat,
         embeddings: state.embeddings.as_ref().map(|e| e.status()),
         storage: Some(state.storage.status()),
+        learning_model: LearningModel::new(
+            state
+                .skills
+                .as_ref()
+                .is_some_and(|_| state.config.skills.auto_evolve),
+            state.memory.is_some() && state.config.memory.auto_extract,
+            &state.learning_models,
+        ),
     };
     Json(body).into_response()
 }

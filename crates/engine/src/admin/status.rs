@@ -60,6 +60,81 @@ pub struct Status {
     /// The database's size and the retention in force (`/api/storage` has the breakdown).
     #[serde(default)]
     pub storage: Option<crate::storage::StorageStatus>,
+    /// The models learning calls, and what learns without one.
+    #[serde(default)]
+    pub learning_model: Option<LearningModel>,
+}
+
+/// Which model each learning job calls; without one, skills are not learned and memories
+/// are read by rules only (a user with a subscription and no provider key).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LearningModel {
+    /// Skill evolution's model; `None` when it is on but has none.
+    pub evolution: Option<String>,
+    /// Memory extraction's model; `None`: the rule-based extractor.
+    pub extraction: Option<String>,
+    /// The sentence status and the dashboard show.
+    pub line: String,
+}
+
+impl LearningModel {
+    /// What learning uses, given which jobs are on and the models they resolved.
+    pub fn new(
+        evolution_on: bool,
+        extraction_on: bool,
+        models: &std::collections::BTreeMap<String, String>,
+    ) -> Option<LearningModel> {
+        if !evolution_on && !extraction_on {
+            return None;
+        }
+        let evolution = models.get("evolution").filter(|_| evolution_on).cloned();
+        let extraction = models.get("extraction").filter(|_| extraction_on).cloned();
+        let mut parts = Vec::new();
+        if evolution_on {
+            parts.push(match &evolution {
+                Some(m) => format!("skills learned with {m}"),
+                None => "skills are not learned (no model)".to_owned(),
+            });
+        }
+        if extraction_on {
+            parts.push(match &extraction {
+                Some(m) => format!("memories read with {m}"),
+                None => "memories read by rules only (no model)".to_owned(),
+            });
+        }
+        let mut line = parts.join("; ");
+        if (evolution_on && evolution.is_none()) || (extraction_on && extraction.is_none()) {
+            line.push_str(
+                ". A model for learning alone: any OpenAI- or Anthropic-compatible endpoint, a local Ollama included (skills.evolver_api_base, memory.extractor_api_base; docs/configuration.md)",
+            );
+        }
+        Some(LearningModel {
+            evolution,
+            extraction,
+            line,
+        })
+    }
+}
+
+#[cfg(test)]
+mod learning_model_tests {
+    use super::*;
+
+    #[test]
+    fn without_a_model_status_says_what_still_learns() {
+        let none = std::collections::BTreeMap::new();
+        let m = LearningModel::new(true, true, &none).unwrap_or_default();
+        assert!(m.line.starts_with(
+            "skills are not learned (no model); memories read by rules only (no model). A model for learning alone"
+        ), "{}", m.line);
+        let mut models = std::collections::BTreeMap::new();
+        models.insert("evolution".to_owned(), "gpt-4o-mini".to_owned());
+        models.insert("extraction".to_owned(), "gpt-4o-mini".to_owned());
+        let m = LearningModel::new(true, false, &models).unwrap_or_default();
+        assert_eq!(m.line, "skills learned with gpt-4o-mini");
+        assert_eq!(m.extraction, None);
+        assert!(LearningModel::new(false, false, &models).is_none());
+    }
 }
 
 /// The WeChat channel in status: its state and the sentence for it.
