@@ -104,7 +104,10 @@ async fn a_rule_told_through_the_plugin_api_is_in_the_next_sessions_block() {
     let o = d.home.run(&["status", "--json"]);
     let status: Value = serde_json::from_slice(&o.stdout).unwrap();
     let line = status["learning_model"]["line"].as_str().unwrap();
-    assert!(line.starts_with("memories read by rules only (no model)"), "{line}");
+    assert!(
+        line.starts_with("memories read by rules only (no model)"),
+        "{line}"
+    );
 
     // Session one: nothing learned yet; the user states a rule; the session ends.
     let first = d

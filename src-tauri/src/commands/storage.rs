@@ -57,7 +57,11 @@ fn prune(paths: &Paths, json: bool) -> Outcome {
                 &readers(&config),
                 storage::now_ms(),
                 Trigger::Asked,
-                &(std::sync::Arc::new(|| false) as storage::StopCheck),
+                // Nothing else writes while MetaClaw is not running.
+                &storage::Yield {
+                    between_batches: std::sync::Arc::new(|| false),
+                    during_rewrite: std::sync::Arc::new(|| false),
+                },
             );
             storage::retention::remember(&paths.db, &run)
                 .map_err(|e| Failure::error(format!("cannot record the run: {e}")))?;

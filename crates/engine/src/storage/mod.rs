@@ -21,7 +21,7 @@ use metaclaw_store::{Store, StoreError};
 pub use report::{
     StorageReport, StorageStatus, last_run, last_run_words, lines, measure, retention_words, size,
 };
-pub use retention::{Readers, RetentionRun, StopCheck, Trigger};
+pub use retention::{Readers, RetentionRun, StopCheck, Trigger, Yield};
 
 use crate::config::StorageConfig;
 use crate::events::{EngineEvent, Events};
@@ -150,13 +150,17 @@ impl Storage {
     async fn run(&self, trigger: Trigger) -> RetentionRun {
         let _one = self.inner.run.lock().await;
         let inner = Arc::clone(&self.inner);
-        let stop: StopCheck = match trigger {
-            Trigger::Asked => Arc::new(|| false),
-            Trigger::Idle => {
-                let requests = Arc::clone(&inner.requests);
-                let seen = requests();
-                Arc::new(move || requests() != seen)
-            }
+        let request_arrived: StopCheck = {
+            let requests = Arc::clone(&inner.requests);
+            let seen = requests();
+            Arc::new(move || requests() != seen)
+        };
+        let yields = Yield {
+            between_batches: match trigger {
+                Trigger::Asked => Arc::new(|| false),
+                Trigger::Idle => Arc::clone(&request_arrived),
+            },
+            during_rewrite: request_arrived,
         };
         inner.running.store(true, Ordering::Relaxed);
         let task = {
@@ -168,7 +172,7 @@ impl Storage {
                     &inner.readers,
                     now_ms(),
                     trigger,
-                    &stop,
+                    &yields,
                 );
                 if let Err(e) = retention::remember(&inner.db, &run) {
                     tracing::warn!(error = %e, "retention: could not record its run");

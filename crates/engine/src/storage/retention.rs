@@ -95,6 +95,17 @@ pub struct Readers {
 /// Whether the run must stop (a request arrived); checked between steps.
 pub type StopCheck = Arc<dyn Fn() -> bool + Send + Sync>;
 
+/// When a run yields.
+#[derive(Clone)]
+pub struct Yield {
+    /// Between batches: a run started by itself yields to any request; one the user asked
+    /// for runs to the end.
+    pub between_batches: StopCheck,
+    /// During the one full rewrite, which holds the write lock for seconds per gigabyte:
+    /// always at the first request, so the recorder never waits long enough to lose a turn.
+    pub during_rewrite: StopCheck,
+}
+
 /// Runs retention on the database at `db` as of `now_ms`.
 pub fn run(
     db: &Path,
@@ -102,13 +113,13 @@ pub fn run(
     readers: &Readers,
     now_ms: i64,
     trigger: Trigger,
-    stop: &StopCheck,
+    yields: &Yield,
 ) -> RetentionRun {
     let started = Instant::now();
     let mut out = RetentionRun::failed(now_ms, trigger, String::new());
     out.error = None;
     out.file_bytes_before = file_bytes(db);
-    if let Err(e) = steps(db, config, readers, now_ms, stop, &mut out) {
+    if let Err(e) = steps(db, config, readers, now_ms, yields, &mut out) {
         out.error = Some(e.to_string());
     }
     out.file_bytes_after = file_bytes(db);
@@ -121,9 +132,10 @@ fn steps(
     config: &StorageConfig,
     readers: &Readers,
     now_ms: i64,
-    stop: &StopCheck,
+    yields: &Yield,
     out: &mut RetentionRun,
 ) -> Result<(), StoreError> {
+    let stop = &yields.between_batches;
     let mut store = Store::open(db)?;
     // The effect figures read each turn's words: label what is new before any body goes.
     if let Err(e) = label_new_turns(&mut store, LABEL_PAGES) {
@@ -157,7 +169,7 @@ fn steps(
             }
         }
     }
-    if !give_back(&mut store, stop, out)? {
+    if !give_back(&mut store, yields, out)? {
         return Ok(());
     }
     if let Err(e) = store.checkpoint() {
@@ -206,15 +218,16 @@ fn drop_all(
 /// Gives the free pages back; `false` when it had to stop.
 fn give_back(
     store: &mut Store,
-    stop: &StopCheck,
+    yields: &Yield,
     out: &mut RetentionRun,
 ) -> Result<bool, StoreError> {
+    let stop = &yields.between_batches;
     if !store.incremental_vacuum()? {
         let free = store.free_bytes()?;
         if free < REWRITE_MIN_FREE || free < out.file_bytes_before / 4 {
             return Ok(true);
         }
-        return rewrite(store, stop, out);
+        return rewrite(store, &yields.during_rewrite, out);
     }
     loop {
         if stop() {
@@ -319,8 +332,11 @@ mod tests {
         (dir, db)
     }
 
-    fn never() -> StopCheck {
-        Arc::new(|| false)
+    fn never() -> Yield {
+        Yield {
+            between_batches: Arc::new(|| false),
+            during_rewrite: Arc::new(|| false),
+        }
     }
 
     fn kept(db: &Path) -> u64 {
@@ -380,7 +396,10 @@ mod tests {
             &readers,
             NOW,
             Trigger::Idle,
-            &(Arc::new(|| true) as StopCheck),
+            &Yield {
+                between_batches: Arc::new(|| true),
+                during_rewrite: Arc::new(|| true),
+            },
         );
         assert!(!stopped.finished && stopped.error.is_none());
         assert_eq!(kept(&db), 30);
