@@ -226,7 +226,9 @@ mod tests {
             store.injected_blocks_for("s49", &["k".into()]).unwrap(),
             [("k".to_owned(), text)]
         );
+        store.integrity_check().unwrap();
         store.prune_injected_blocks(50).unwrap();
         assert_eq!(parts(&store), 0);
+        store.integrity_check().unwrap();
     }
 }

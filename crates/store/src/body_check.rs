@@ -13,7 +13,8 @@ use crate::error::StoreError;
 const MAX_FINDINGS: usize = 20;
 
 /// Each part that does not rebuild to its hash, each mismatch between `body_parts.refs` and
-/// the references held by bodies and parts, and each body that cannot be decoded.
+/// the references held by bodies, injected blocks and parts, and each body that cannot be
+/// decoded.
 pub(crate) fn body_part_findings(conn: &Connection) -> Result<Vec<String>, StoreError> {
     let mut findings = Vec::new();
     let mut counted: HashMap<i64, i64> = HashMap::new();
@@ -36,6 +37,20 @@ pub(crate) fn body_part_findings(conn: &Connection) -> Result<Vec<String>, Store
                 count(format!("turn {id}'s body"), &body, &mut findings);
             }
         }
+    }
+    let mut stmt = conn.prepare(
+        "SELECT session_id, message_key, block_body FROM injected_blocks
+         WHERE block_body IS NOT NULL",
+    )?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        let (session, key, body): (String, String, Vec<u8>) =
+            (row.get(0)?, row.get(1)?, row.get(2)?);
+        count(
+            format!("the block of {session}/{key}"),
+            &body,
+            &mut findings,
+        );
     }
     let mut stmt = conn.prepare("SELECT id, data FROM body_part_data")?;
     let mut rows = stmt.query([])?;
