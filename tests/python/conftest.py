@@ -72,21 +72,23 @@ class Fake:
 class MetaClaw:
     """A `metaclaw start` process with its own home, talking to the fake upstream."""
 
-    def __init__(self, fake: Fake, api: str, extra_config: str = "", home=None, extra_env=None):
+    def __init__(self, fake, api, extra_config: str = "", home=None, extra_env=None):
+        """`fake` None: no provider is configured at all (`api` is then unused)."""
         self.home = home or Path(tempfile.mkdtemp(prefix="metaclaw-py-"))
         self.port = free_port()
-        base = fake.base + "/v1" if api == "openai" else fake.base
-        (self.home / "config.yaml").write_text(
-            f"llm:\n  api: {api}\n  api_base: {base}\n  model_id: fake-model\n"
-            f"proxy:\n  port: {self.port}\n" + extra_config
-        )
+        llm = ""
+        if fake is not None:
+            base = fake.base + "/v1" if api == "openai" else fake.base
+            llm = f"llm:\n  api: {api}\n  api_base: {base}\n  model_id: fake-model\n"
+        (self.home / "config.yaml").write_text(llm + f"proxy:\n  port: {self.port}\n" + extra_config)
         env = dict(os.environ)
         env.update(
             METACLAW_HOME=str(self.home),
             METACLAW_SECRET_BACKEND="file",
-            METACLAW_LLM_API_KEY=UPSTREAM_KEY,
             METACLAW_PROXY_API_KEY=PROXY_KEY,
         )
+        if fake is not None:
+            env["METACLAW_LLM_API_KEY"] = UPSTREAM_KEY
         env.update(extra_env or {})
         self.log = open(self.home / "stderr.log", "w")
         self.proc = subprocess.Popen(
