@@ -92,6 +92,24 @@ impl AdminClient {
         .await
     }
 
+    /// POST with a JSON body, giving up after `timeout` (an agent's hook, which must not
+    /// hold the agent up).
+    pub async fn post_json_within(
+        &self,
+        path: &str,
+        body: &Value,
+        timeout: Duration,
+    ) -> Result<Value, Failure> {
+        self.send(
+            self.http
+                .post(format!("{}{path}", self.base))
+                .timeout(timeout)
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .body(body.to_string()),
+        )
+        .await
+    }
+
     /// PATCH with a JSON body.
     pub async fn patch_json(&self, path: &str, body: &Value) -> Result<Value, Failure> {
         self.send(

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -84,6 +84,10 @@ pub enum Command {
     /// The trained model's files: its tokenizer and chat template.
     #[command(subcommand)]
     Models(ModelsCommand),
+    /// What an agent's hooks run (Claude Code: `hook claude-code`, added by `agent connect
+    /// claude-code --plugin`): reads the hook's JSON on stdin. Never fails the agent.
+    #[command(hide = true)]
+    Hook { agent: HookAgent },
     /// Print MetaClaw's log.
     Logs {
         /// Keep printing new lines as they are written.
@@ -93,6 +97,12 @@ pub enum Command {
         #[arg(short = 'n', long, default_value_t = 200)]
         lines: usize,
     },
+}
+
+/// Agents whose hooks call `metaclaw hook`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum HookAgent {
+    ClaudeCode,
 }
 
 #[derive(Debug, Args, Clone, Default)]
@@ -356,6 +366,10 @@ pub enum AgentCommand {
         /// Show what would change and write nothing.
         #[arg(long)]
         dry_run: bool,
+        /// Run MetaClaw inside the agent (Claude Code's hooks) instead of between it and its
+        /// provider: the agent keeps its own provider and login.
+        #[arg(long)]
+        plugin: bool,
     },
     /// Restore NAME (default: every connected agent) exactly as it was before MetaClaw.
     Disconnect { name: Option<String> },

@@ -53,6 +53,11 @@ fn prefer_software_rendering() {
 }
 
 fn run(cli: Cli) -> Outcome {
+    // Before anything that can fail: a hook never stops the agent that runs it.
+    if let Some(Command::Hook { agent }) = cli.command {
+        commands::hook::run(agent);
+        return Ok(());
+    }
     let paths = Paths::from_env()?;
     match cli.command {
         // The desktop shell when built with it and a display is there; else the foreground engine.
@@ -104,5 +109,6 @@ fn run(cli: Cli) -> Outcome {
         Some(Command::Uninstall { yes, keep_data }) => {
             commands::uninstall::run(&paths, yes, keep_data)
         }
+        Some(Command::Hook { .. }) => Ok(()),
     }
 }

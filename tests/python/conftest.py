@@ -85,9 +85,10 @@ class MetaClaw:
         env.update(
             METACLAW_HOME=str(self.home),
             METACLAW_SECRET_BACKEND="file",
-            METACLAW_LLM_API_KEY=UPSTREAM_KEY,
             METACLAW_PROXY_API_KEY=PROXY_KEY,
         )
+        if fake is not None:
+            env["METACLAW_LLM_API_KEY"] = UPSTREAM_KEY
         env.update(extra_env or {})
         self.log = open(self.home / "stderr.log", "w")
         self.proc = subprocess.Popen(

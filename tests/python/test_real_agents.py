@@ -110,7 +110,9 @@ class ScriptedModel:
                 raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 body = json.loads(raw or b"{}")
                 with model._lock:
-                    model._requests.append({"path": self.path, "body": body})
+                    model._requests.append(
+                        {"path": self.path, "body": body, "authorization": self.headers.get("Authorization")}
+                    )
                 if self.path.startswith("/v1/messages/count_tokens"):
                     return self._json({"input_tokens": len(raw) // 4})
                 proto = "anthropic" if self.path.startswith("/v1/messages") else "openai"

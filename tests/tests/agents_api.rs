@@ -308,7 +308,7 @@ async fn list_preview_connect_verify_and_disconnect_through_the_admin_api() {
 
     // Listed: both installed, neither connected; the config chose no agent.
     let list = d.list_after_start().await;
-    assert_eq!(list["agents"].as_array().unwrap().len(), 9, "{list}");
+    assert_eq!(list["agents"].as_array().unwrap().len(), 10, "{list}");
     assert_eq!(list["chosen"], false, "{list}");
     assert_eq!(list["claw_type"], "openclaw", "{list}");
     let copaw = agent(&list, "copaw");

@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::doc::{Doc, Format};
 use crate::env::Env;
 use crate::error::ClawError;
-use crate::target::{Endpoint, Protocol, Target};
+use crate::target::{Endpoint, Mode, Protocol, Target};
 
 /// One change to a config document: set `path` to `value`, or remove it (`None`).
 #[derive(Debug, Clone, PartialEq)]
@@ -40,6 +40,19 @@ pub trait Adapter: Send + Sync {
 
     /// The protocol the agent will speak to MetaClaw.
     fn protocol(&self) -> Protocol;
+
+    /// Whether connecting points the agent at the proxy or installs MetaClaw as its plugin
+    /// (then [`Self::edits`] use [`Target::plugin`], and [`Self::plugged_in`] says whether
+    /// the config still holds it).
+    fn mode(&self) -> Mode {
+        Mode::Proxy
+    }
+
+    /// Whether `doc` holds MetaClaw's plugin entries (plugin mode only).
+    fn plugged_in(&self, doc: &dyn Doc) -> bool {
+        let _ = doc;
+        false
+    }
 
     /// The agent's command, looked up on `PATH` for detection and restarts.
     fn binary(&self) -> Option<&'static str>;

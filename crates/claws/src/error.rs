@@ -5,9 +5,14 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum ClawError {
     #[error(
-        "unknown agent `{0}`: choose openclaw, copaw, ironclaw, picoclaw, zeroclaw, nanoclaw, nemoclaw, hermes or none"
+        "unknown agent `{0}`: choose openclaw, copaw, ironclaw, picoclaw, zeroclaw, nanoclaw, nemoclaw, hermes, claude-code or none"
     )]
     UnknownAgent(String),
+    /// A plugin-mode agent asked to connect without the plugin's command.
+    #[error(
+        "{agent} runs MetaClaw as a plugin: connect it with `metaclaw agent connect {agent} --plugin`"
+    )]
+    PluginOnly { agent: String },
     /// The agent's config file does not exist and the adapter does not create one.
     #[error("{agent}'s config {} does not exist: is {agent} installed and set up? (run it once, then connect again)", path.display())]
     ConfigMissing { agent: String, path: PathBuf },

@@ -24,5 +24,5 @@ pub use driver::{
 };
 pub use env::{CommandOutput, Env, Runner, SystemRunner};
 pub use error::ClawError;
-pub use target::{Endpoint, Protocol, Target};
+pub use target::{Endpoint, Mode, PluginHost, Protocol, Target};
 pub use verify::{Verified, VerifyError, verify};

@@ -1,6 +1,7 @@
 //! Where an agent should send its requests: MetaClaw's proxy.
 
 use std::fmt;
+use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
@@ -12,6 +13,26 @@ pub enum Protocol {
     OpenAi,
     /// Anthropic messages (`{base}/v1/messages`, base without `/v1`).
     Anthropic,
+}
+
+/// How an agent reaches MetaClaw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// The agent sends its LLM requests through MetaClaw's proxy.
+    Proxy,
+    /// The agent talks to its provider itself and runs MetaClaw inside (hooks calling the
+    /// `metaclaw` binary, which asks the engine's plugin API).
+    Plugin,
+}
+
+/// The `metaclaw` command a plugin-mode agent runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PluginHost {
+    /// The binary, by absolute path: hooks run without MetaClaw's `PATH`.
+    pub program: PathBuf,
+    /// `METACLAW_HOME` for the command; `None` for the default home.
+    pub home: Option<PathBuf>,
 }
 
 /// MetaClaw's proxy as agents see it.
@@ -33,6 +54,9 @@ pub struct Target {
     /// The protocol MetaClaw's own upstream speaks (`llm.api`): offered to agents that can
     /// speak either, so a request needs no translation on the way through.
     pub prefer: Protocol,
+    /// The command plugin-mode agents run; `None` when this caller does not connect
+    /// plugins (they are then refused, never connected half-way).
+    pub plugin: Option<PluginHost>,
 }
 
 impl Target {
@@ -45,6 +69,7 @@ impl Target {
             context_window: 200_000,
             max_tokens: 8_192,
             prefer: Protocol::OpenAi,
+            plugin: None,
         }
     }
 
@@ -65,6 +90,7 @@ impl fmt::Debug for Target {
             .field("model", &self.model)
             .field("context_window", &self.context_window)
             .field("max_tokens", &self.max_tokens)
+            .field("plugin", &self.plugin)
             .finish()
     }
 }

@@ -15,6 +15,7 @@ use metaclaw_claws::{
 /// claws crate themselves.
 pub use metaclaw_claws::driver::{Disconnected, Restart, Reverted};
 pub use metaclaw_claws::env::Env;
+pub use metaclaw_claws::target::{Mode, PluginHost};
 
 use crate::config::Config;
 use crate::paths::Paths;
@@ -42,6 +43,8 @@ pub enum AgentError {
     NoHome,
     #[error("agent task failed: {0}")]
     Task(String),
+    #[error("cannot tell where the metaclaw binary is, for the agent's hooks to run it: {0}")]
+    NoBinary(std::io::Error),
 }
 
 /// `$METACLAW_HOME/agent-backup`: one directory per agent MetaClaw connected.
@@ -59,9 +62,27 @@ pub fn adapter(name: &str) -> Result<Box<dyn Adapter>, AgentError> {
     adapters::by_name(name).ok_or_else(|| ClawError::UnknownAgent(name.to_owned()).into())
 }
 
+/// How `name` reaches MetaClaw once connected (proxy or plugin).
+pub fn mode(name: &str) -> Result<Mode, AgentError> {
+    Ok(adapter(name)?.mode())
+}
+
 /// Every adapter's name, in the order setup offers them (`none` last).
 pub fn names() -> Vec<&'static str> {
     adapters::all().iter().map(|a| a.name()).collect()
+}
+
+/// The `metaclaw` command plugin-mode agents run: this binary (the AppImage rather than its
+/// temporary mount), with `METACLAW_HOME` when `paths` is not the default home.
+pub fn plugin_host(paths: &Paths) -> Result<PluginHost, AgentError> {
+    let program = match std::env::var_os("APPIMAGE").filter(|p| !p.is_empty()) {
+        Some(image) => PathBuf::from(image),
+        None => std::env::current_exe().map_err(AgentError::NoBinary)?,
+    };
+    Ok(PluginHost {
+        program,
+        home: (!paths.is_default_home()).then(|| paths.home.clone()),
+    })
 }
 
 /// Where agents should send requests: the proxy's address as a client reaches it, the proxy
@@ -212,13 +233,18 @@ pub fn reconnect_on_start(paths: &Paths, config: &Config, store: &SecretStore) {
     if names.is_empty() {
         return;
     }
-    let target = match target(config, store) {
+    let mut target = match target(config, store) {
         Ok(t) => t,
         Err(e) => {
             tracing::warn!("agents not connected: {e}");
             return;
         }
     };
+    // A plugin's hooks keep running this binary, wherever it moved to.
+    match plugin_host(paths) {
+        Ok(host) => target.plugin = Some(host),
+        Err(e) => tracing::warn!("plugin agents not reconnected: {e}"),
+    }
     for name in names {
         match connect(paths, &env, &target, &name) {
             Ok(c) if c.changed => {

@@ -3,7 +3,7 @@
 //! where backups live), printed for a person. Keys are masked everywhere: the driver masks
 //! its results, and nothing here prints a key it did not get masked.
 
-use metaclaw_engine::agents::{self, Disconnected, Env, Restart, Reverted};
+use metaclaw_engine::agents::{self, Disconnected, Env, Mode, Restart, Reverted};
 use metaclaw_engine::config::{self, Config, Overrides};
 use metaclaw_engine::paths::Paths;
 use metaclaw_engine::runfiles::RunInfo;
@@ -17,7 +17,11 @@ use crate::output;
 pub fn run(paths: &Paths, command: AgentCommand) -> Outcome {
     match command {
         AgentCommand::Status { name, json } => status(paths, name.as_deref(), json),
-        AgentCommand::Connect { name, dry_run } => connect(paths, name.as_deref(), dry_run),
+        AgentCommand::Connect {
+            name,
+            dry_run,
+            plugin,
+        } => connect(paths, name.as_deref(), dry_run, plugin),
         AgentCommand::Disconnect { name } => disconnect(paths, name.as_deref()),
     }
 }
@@ -92,7 +96,9 @@ fn status(paths: &Paths, name: Option<&str>, as_json: bool) -> Outcome {
         } else {
             s.agent.clone()
         };
-        let state = if s.connected {
+        let state = if s.connected && s.mode == Mode::Plugin {
+            "connected (plugin)"
+        } else if s.connected {
             "connected"
         } else if s.backed_up {
             "changed since connecting"
@@ -146,7 +152,29 @@ fn shown(v: Option<&Value>) -> String {
     }
 }
 
-fn connect(paths: &Paths, name: Option<&str>, dry_run: bool) -> Outcome {
+/// Why connecting `name` this way is refused: a plugin-mode agent asked for without
+/// `--plugin`, or `--plugin` for an agent that has no plugin.
+fn mode_refusal(name: &str, plugin: bool) -> Result<Option<Failure>, Failure> {
+    let mode = agents::mode(name).map_err(Failure::error)?;
+    Ok(match (mode, plugin) {
+        (Mode::Plugin, false) => Some(Failure::usage(format!(
+            "{name} connects to MetaClaw in one of two ways:\n  \
+             --plugin: `metaclaw agent connect {name} --plugin` adds MetaClaw's hooks to its settings, \
+             so it keeps talking to its own provider with its own login (subscriptions included) while \
+             MetaClaw adds its context to each prompt and learns from each turn;\n  \
+             ANTHROPIC_BASE_URL: start it with ANTHROPIC_BASE_URL=http://127.0.0.1:<port> and \
+             ANTHROPIC_API_KEY=<proxy key>, so its requests go through MetaClaw's proxy (API keys \
+             only; nothing is edited)."
+        ))),
+        (Mode::Proxy, true) => Some(Failure::usage(format!(
+            "{name} has no plugin for MetaClaw (only claude-code has, so far): connect it with \
+             `metaclaw agent connect {name}`, which points it at MetaClaw's proxy"
+        ))),
+        _ => None,
+    })
+}
+
+fn connect(paths: &Paths, name: Option<&str>, dry_run: bool, plugin: bool) -> Outcome {
     let loaded = Config::load(paths)?;
     let name = match name {
         Some(n) => known(n)?,
@@ -160,6 +188,14 @@ fn connect(paths: &Paths, name: Option<&str>, dry_run: bool) -> Outcome {
             }
             n => n.to_owned(),
         },
+    };
+    if let Some(refusal) = mode_refusal(&name, plugin)? {
+        return Err(refusal);
+    }
+    let host = if plugin {
+        Some(agents::plugin_host(paths).map_err(Failure::error)?)
+    } else {
+        None
     };
     let mut config = loaded.config.clone();
     let running = running_port(paths);
@@ -175,10 +211,11 @@ fn connect(paths: &Paths, name: Option<&str>, dry_run: bool) -> Outcome {
     let env = system_env()?;
 
     if dry_run {
-        return preview(&config, &store, &env, &name);
+        return preview(&config, &store, &env, &name, host);
     }
 
-    let target = agents::target(&config, &store).map_err(Failure::error)?;
+    let mut target = agents::target(&config, &store).map_err(Failure::error)?;
+    target.plugin = host;
     let c = agents::connect(paths, &env, &target, &name).map_err(Failure::error)?;
     match (&c.file, c.changed) {
         (None, _) => output::line(format!("{name} has no config file to edit.")),
@@ -218,6 +255,17 @@ fn connect(paths: &Paths, name: Option<&str>, dry_run: bool) -> Outcome {
     if c.file.is_none() {
         return Ok(());
     }
+    if plugin {
+        output::line(match running {
+            Some(_) => format!(
+                "MetaClaw is running: {name} sessions started from now on get its context and send it their turns."
+            ),
+            None => format!(
+                "MetaClaw is not running: until it is (`metaclaw start`), the hooks do nothing and {name} works as before."
+            ),
+        });
+        return Ok(());
+    }
     if running.is_none() {
         output::line(format!(
             "MetaClaw is not running, so the connection is not verified yet: once it runs (`metaclaw start`), `metaclaw agent connect {name}` verifies it."
@@ -229,15 +277,23 @@ fn connect(paths: &Paths, name: Option<&str>, dry_run: bool) -> Outcome {
 
 /// The preview, with a proxy key that exists only for it when there is none yet: a dry run
 /// leaves neither the keychain nor MetaClaw's home touched.
-fn preview(config: &Config, store: &SecretStore, env: &Env, name: &str) -> Outcome {
+fn preview(
+    config: &Config,
+    store: &SecretStore,
+    env: &Env,
+    name: &str,
+    host: Option<agents::PluginHost>,
+) -> Outcome {
     let has_key = store.get(PROXY_KEY)?.is_some();
-    let target = if has_key {
+    let mut target = if has_key {
         agents::target(config, store).map_err(Failure::error)?
     } else {
         let scratch = Scratch::new()?;
         let throwaway = SecretStore::new(&Paths::new(&scratch.0)?, BackendChoice::File);
         agents::target(config, &throwaway).map_err(Failure::error)?
     };
+    let plugin = host.is_some();
+    target.plugin = host;
     let p = agents::preview(env, &target, name).map_err(Failure::error)?;
     output::line("Dry run: nothing is written.");
     match &p.file {
@@ -260,7 +316,7 @@ fn preview(config: &Config, store: &SecretStore, env: &Env, name: &str) -> Outco
                     shown(ch.new.as_ref())
                 ));
             }
-            if !has_key {
+            if !has_key && !plugin {
                 output::line("    (there is no proxy key yet: connecting creates one)");
             }
             match &p.restart_command {

@@ -3,6 +3,7 @@
 pub mod agent;
 pub mod config;
 pub mod daemon;
+pub mod hook;
 pub mod logs;
 pub mod memory;
 pub mod models;

@@ -1,5 +1,6 @@
 //! Every agent MetaClaw can connect, by its `claw_type` name.
 
+mod claude_code;
 mod copaw;
 mod hermes;
 mod ironclaw;
@@ -25,6 +26,7 @@ pub fn all() -> Vec<Box<dyn Adapter>> {
         Box::new(nanoclaw::NanoClaw),
         Box::new(nemoclaw::NemoClaw),
         Box::new(hermes::Hermes),
+        Box::new(claude_code::ClaudeCode),
         Box::new(none::NoAgent),
     ]
 }

@@ -12,7 +12,7 @@ use crate::backup;
 use crate::doc::Doc;
 use crate::env::Env;
 use crate::error::ClawError;
-use crate::target::Target;
+use crate::target::{Mode, Target};
 
 /// The change `connect` would make to the agent's config.
 pub(super) struct Plan {
@@ -47,6 +47,11 @@ pub(super) fn plans(
     env: &Env,
     target: &Target,
 ) -> Result<Option<Vec<Plan>>, ClawError> {
+    if adapter.mode() == Mode::Plugin && target.plugin.is_none() {
+        return Err(ClawError::PluginOnly {
+            agent: adapter.name().to_owned(),
+        });
+    }
     let Some(path) = adapter.config_file(env)? else {
         return Ok(None);
     };

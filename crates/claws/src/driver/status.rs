@@ -12,7 +12,7 @@ use crate::adapter::Adapter;
 use crate::backup::Backup;
 use crate::env::Env;
 use crate::error::ClawError;
-use crate::target::Endpoint;
+use crate::target::{Endpoint, Mode};
 
 /// Where the agent's config points now, key included: what [`crate::verify::verify`]
 /// needs to send the request the agent itself would. `None` when there is no config (or
@@ -80,6 +80,7 @@ pub fn status_with(opts: &Options, adapter: &dyn Adapter, env: &Env, backup_root
     };
     let mut config_exists = false;
     let mut points_at = None;
+    let mut plugged_in = false;
     let resolved = adapter.resolve_endpoint(env);
     if let Some(path) = &config {
         match fs::read(resolve(path)) {
@@ -87,8 +88,11 @@ pub fn status_with(opts: &Options, adapter: &dyn Adapter, env: &Env, backup_root
                 config_exists = true;
                 let text = String::from_utf8_lossy(&bytes);
                 match (opts.open)(adapter.format(), &text) {
-                    Ok(_) if resolved.is_some() => {}
-                    Ok(d) => points_at = adapter.read_back(d.as_ref()),
+                    Ok(d) if resolved.is_some() => plugged_in = adapter.plugged_in(d.as_ref()),
+                    Ok(d) => {
+                        plugged_in = adapter.plugged_in(d.as_ref());
+                        points_at = adapter.read_back(d.as_ref());
+                    }
                     Err(e) => problems.push(format!(
                         "{} cannot be read: {}",
                         path.display(),
@@ -118,18 +122,24 @@ pub fn status_with(opts: &Options, adapter: &dyn Adapter, env: &Env, backup_root
         .flat_map(|b| b.manifest.files.iter())
         .filter_map(|f| f.base.as_deref())
         .collect();
-    let connected = match &points_at {
-        Some(ep) => bases.iter().any(|b| same_base(b, &ep.base)),
-        None => backup.is_some(),
+    let connected = match (adapter.mode(), &points_at) {
+        (Mode::Plugin, _) => backup.is_some() && plugged_in,
+        (Mode::Proxy, Some(ep)) => bases.iter().any(|b| same_base(b, &ep.base)),
+        (Mode::Proxy, None) => backup.is_some(),
     };
     if backup.is_some() && !connected {
         problems.push(
-            "the config no longer points at MetaClaw (changed since connecting); connect again or disconnect"
-                .to_owned(),
+            match adapter.mode() {
+                Mode::Proxy => "the config no longer points at MetaClaw",
+                Mode::Plugin => "the config no longer holds MetaClaw's plugin entries",
+            }
+            .to_owned()
+                + " (changed since connecting); connect again or disconnect",
         );
     }
     Status {
         agent: adapter.name().to_owned(),
+        mode: adapter.mode(),
         installed: binary.is_some() || config_exists,
         binary,
         config,

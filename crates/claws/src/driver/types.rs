@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::secrets::mask;
 use crate::doc::{self, Doc, EditError, Format};
-use crate::target::{Endpoint, Protocol};
+use crate::target::{Endpoint, Mode, Protocol};
 
 /// Opens a document; [`doc::open`] unless a caller brings its own format (tests).
 pub type Opener = fn(Format, &str) -> Result<Box<dyn Doc>, EditError>;
@@ -186,6 +186,8 @@ impl From<&Endpoint> for EndpointView {
 #[derive(Debug, Clone, Serialize)]
 pub struct Status {
     pub agent: String,
+    /// How the agent reaches MetaClaw once connected.
+    pub mode: Mode,
     /// The agent's binary is on `PATH` or its config exists.
     pub installed: bool,
     pub binary: Option<PathBuf>,
@@ -194,7 +196,7 @@ pub struct Status {
     /// MetaClaw holds a backup (it connected the agent and has not disconnected it).
     pub backed_up: bool,
     /// The config points at the base MetaClaw wrote (or, when the adapter cannot read the
-    /// config back, a backup exists).
+    /// config back, a backup exists); in plugin mode, it holds MetaClaw's plugin entries.
     pub connected: bool,
     /// Where the config points now.
     pub points_at: Option<EndpointView>,

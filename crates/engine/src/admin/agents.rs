@@ -259,6 +259,7 @@ fn api_error(e: &AgentError, message: String) -> ApiError {
             ClawError::ConfigMissing { .. }
             | ClawError::NotFound { .. }
             | ClawError::NotConnected { .. }
+            | ClawError::PluginOnly { .. }
             | ClawError::ChangedSince { .. } => ApiError::Conflict(message),
             // The file is there but cannot be edited safely: nothing was changed.
             ClawError::ConfigEmpty { .. }
@@ -268,9 +269,10 @@ fn api_error(e: &AgentError, message: String) -> ApiError {
         },
         AgentError::NotConnected { .. } => ApiError::Conflict(message),
         AgentError::Verify(_) => ApiError::BadGateway(message),
-        AgentError::Secret(_) | AgentError::NoHome | AgentError::Task(_) => {
-            ApiError::Internal(message)
-        }
+        AgentError::Secret(_)
+        | AgentError::NoHome
+        | AgentError::Task(_)
+        | AgentError::NoBinary(_) => ApiError::Internal(message),
     }
 }
 

@@ -108,8 +108,20 @@ pub fn validate(answers: &Answers) -> Result<&'static Preset, SetupError> {
     {
         return Err(invalid("api_key", "the key is empty".into()));
     }
-    let names = agents::names();
+    // Setup points agents at the proxy; a plugin-mode agent is connected on its own.
+    let names: Vec<&str> = agents::names()
+        .into_iter()
+        .filter(|n| matches!(agents::mode(n), Ok(agents::Mode::Proxy)))
+        .collect();
     for agent in &answers.agents {
+        if matches!(agents::mode(agent), Ok(agents::Mode::Plugin)) {
+            return Err(invalid(
+                "agents",
+                format!(
+                    "{agent} runs MetaClaw as a plugin: connect it with `metaclaw agent connect {agent} --plugin`"
+                ),
+            ));
+        }
         if agent == ClawType::None.name() || !names.contains(&agent.as_str()) {
             return Err(invalid(
                 "agents",

@@ -1,12 +1,14 @@
 //! Which agents to connect: the ones installed here, listed with where their config is.
 
+use metaclaw_engine::agents::Mode;
 use metaclaw_engine::setup::Status;
 
 use super::prompts::{Prompter, pick};
 use crate::exit::Failure;
 use crate::output;
 
-/// Asks which installed agents to connect; `default` are the ones chosen before.
+/// Asks which installed agents to connect; `default` are the ones chosen before. Agents
+/// that run MetaClaw as a plugin are connected with `agent connect NAME --plugin` instead.
 pub fn ask(
     prompter: &Prompter,
     agents: &[Status],
@@ -14,7 +16,7 @@ pub fn ask(
 ) -> Result<Vec<String>, Failure> {
     let installed: Vec<&Status> = agents
         .iter()
-        .filter(|s| s.installed && s.agent != "none")
+        .filter(|s| s.installed && s.agent != "none" && s.mode == Mode::Proxy)
         .collect();
     output::line("");
     if installed.is_empty() {
