@@ -202,6 +202,33 @@ pub enum SkillsCommand {
     Discard { name: String },
     /// Deletes a skill from the library; with a team library, from the team's too.
     Delete { name: String },
+    /// Learned skills waiting for approval (`skills.review: ask`).
+    Proposals {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Puts a proposed skill into the library.
+    Approve {
+        name: String,
+        /// Approve this file instead (the proposal as you edited it; it must keep the name).
+        #[arg(long)]
+        file: Option<std::path::PathBuf>,
+    },
+    /// Discards a proposed skill.
+    Reject { name: String },
+    /// A skill's earlier versions, newest first, with the turns that carried each.
+    History {
+        name: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Restores a skill's newest earlier version byte for byte (run again to undo).
+    Rollback {
+        name: String,
+        /// Restore this version instead (see `skills history NAME`).
+        #[arg(long)]
+        to: Option<u32>,
+    },
     /// Syncs with the team library (`skills.sync.remote`) now and says what moved.
     Sync {
         #[arg(long)]

@@ -47,6 +47,7 @@ async fn low_success_samples_are_evolved_with_their_scores() {
             auto: false,
             every_n_turns: 0,
             max_new: 3,
+            review: metaclaw_skills::evolve::Review::Auto,
         },
     });
 

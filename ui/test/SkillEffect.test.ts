@@ -12,6 +12,8 @@ function skill(name: string, disabled = false): Skill {
 
 const LOG = { events: [], counts: { events: 0, failed: 0, skills_added: 0, skills_improved: 0, last_at_ms: null } };
 
+const noHistory = (name: string) => ({ name, current: { text: '', since_ms: 0, effect: null }, versions: [] });
+
 /** The Skills screen with three skills: one flagged, one injected, one never injected. */
 function screenApi(effect: unknown = effectReport()) {
   const state: Record<string, boolean> = { 'debug-failing-tests': false, 'tidy-commits': false, 'write-docs': false };
@@ -23,6 +25,9 @@ function screenApi(effect: unknown = effectReport()) {
     'GET /api/skills': () => ({ skills: Object.keys(state).map((n) => skill(n, state[n])), errors: [] }),
     'GET /api/skills/log': LOG,
     'GET /api/skills/quarantine': { quarantined: [] },
+    'GET /api/skills/proposals': { proposals: [] },
+    'GET /api/skills/debug-failing-tests/history': noHistory('debug-failing-tests'),
+    'GET /api/skills/write-docs/history': noHistory('write-docs'),
     'GET /api/skills/sync': { enabled: false, remote: null, last_sync_ms: null, last_error: null, pending: [], deleted: [] },
     'GET /api/effect': effect,
     'GET /api/skills/debug-failing-tests': () => skill('debug-failing-tests', state['debug-failing-tests']),

@@ -25,6 +25,8 @@ pub enum EngineEvent {
     },
     /// Skill evolution wrote new skills to the library.
     SkillsLearned { names: Vec<String> },
+    /// Skill evolution filed skills for approval (`skills.review: ask`).
+    SkillProposed { names: Vec<String> },
     /// Memory gained, changed or lost units (extraction, consolidation, an edit).
     MemoryChanged,
     /// Retention ran: the database's size and what it keeps changed.

@@ -115,6 +115,7 @@ fn install(user_dir: &Path, bank: &[(&str, &str)]) -> Result<InstallReport, Skil
                     // The user already has exactly the new text.
                     m.installed.insert(name.into(), bundled);
                 } else if cur == *last {
+                    crate::history::keep(user_dir, name, "updated")?;
                     write_atomically(&target, text.as_bytes())?;
                     m.installed.insert(name.into(), bundled);
                     report.updated.push(name.into());

@@ -188,6 +188,7 @@ fn place(
         let _ = fs::remove_dir_all(&staged);
         return Err(e);
     }
+    crate::history::keep(library, &skill.name, "imported")?;
     if target.exists() {
         fs::remove_dir_all(&target).map_err(|e| SkillError::io(&target, e))?;
     }

@@ -182,6 +182,26 @@ impl Store {
         }
         Ok(arms)
     }
+
+    /// The main turns created in `[from_ms, to_ms)` whose block carried the skill `name`:
+    /// what followed the turns served while one version of it was in the library.
+    pub fn carried_between(
+        &self,
+        name: &str,
+        from_ms: i64,
+        to_ms: i64,
+    ) -> Result<Outcome, StoreError> {
+        Ok(self.conn.query_row(
+            &format!(
+                "SELECT {COUNTS} FROM turns t
+                 WHERE t.turn_type = 'main' AND t.created_at_ms >= ?2 AND t.created_at_ms < ?3
+                   AND EXISTS (SELECT 1 FROM json_each(COALESCE(t.injected_skills, '[]')) j
+                               WHERE j.value = ?1)"
+            ),
+            rusqlite::params![name, from_ms, to_ms],
+            |row| outcome(row, 0),
+        )?)
+    }
 }
 
 #[cfg(test)]
@@ -227,6 +247,29 @@ mod tests {
 
     fn labels(store: &mut Store, labels: &[(TurnId, &str)]) {
         store.set_follow_ups(labels).unwrap();
+    }
+
+    #[test]
+    fn carried_between_counts_one_skills_turns_in_a_window() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("m.db")).unwrap();
+        let turns: Vec<NewTurn> = [
+            (10, &["brew"][..]),
+            (20, &["brew", "x"]),
+            (30, &["x"]),
+            (40, &["brew"]),
+        ]
+        .into_iter()
+        .map(|(at, skills)| NewTurn {
+            created_at_ms: at,
+            ..turn("a", skills, &[], 200)
+        })
+        .collect();
+        store.insert_turns(&turns).unwrap();
+        assert_eq!(store.carried_between("brew", 10, 40).unwrap().turns, 2);
+        assert_eq!(store.carried_between("brew", 0, 100).unwrap().turns, 3);
+        assert_eq!(store.carried_between("x", 25, 100).unwrap().turns, 1);
+        assert_eq!(store.carried_between("none", 0, 100).unwrap().turns, 0);
     }
 
     #[test]

@@ -32,20 +32,21 @@ impl Notifier {
     pub fn note(&mut self, event: &EngineEvent, now: Instant) -> Option<Note> {
         match event {
             EngineEvent::SkillsLearned { names } if !names.is_empty() => {
-                let n = names.len();
-                let mut shown = names
-                    .iter()
-                    .take(NAMES_SHOWN)
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                if n > NAMES_SHOWN {
-                    shown.push_str(&format!(" and {} more", n - NAMES_SHOWN));
-                }
+                let (n, shown) = (names.len(), listed(names));
                 let noun = if n == 1 { "skill" } else { "skills" };
                 Some(Note {
                     summary: "MetaClaw learned something".into(),
                     body: format!("Learned {n} new {noun}: {shown}"),
+                })
+            }
+            EngineEvent::SkillProposed { names } if !names.is_empty() => {
+                let (n, shown) = (names.len(), listed(names));
+                let noun = if n == 1 { "skill waits" } else { "skills wait" };
+                Some(Note {
+                    summary: "MetaClaw proposes a skill".into(),
+                    body: format!(
+                        "{n} learned {noun} for your approval: {shown}. Review in Skills."
+                    ),
                 })
             }
             EngineEvent::UpstreamAuthFailed { upstream, status } => {
@@ -95,6 +96,20 @@ impl Notifier {
             _ => None,
         }
     }
+}
+
+/// The first few names, and how many more.
+fn listed(names: &[String]) -> String {
+    let mut shown = names
+        .iter()
+        .take(NAMES_SHOWN)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > NAMES_SHOWN {
+        shown.push_str(&format!(" and {} more", names.len() - NAMES_SHOWN));
+    }
+    shown
 }
 
 /// Shows notifications for the bus's events until the bus closes. Subscribed once: the bus
@@ -150,6 +165,20 @@ fn show(note: &Note) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn proposed_skills_ask_for_review() {
+        let mut n = Notifier::default();
+        let names = vec!["tea-brewing".into()];
+        let note = n
+            .note(&EngineEvent::SkillProposed { names }, Instant::now())
+            .unwrap();
+        assert_eq!(note.summary, "MetaClaw proposes a skill");
+        assert_eq!(
+            note.body,
+            "1 learned skill waits for your approval: tea-brewing. Review in Skills."
+        );
+    }
 
     #[test]
     fn learned_skills_are_named() {

@@ -21,6 +21,7 @@ mod settings;
 mod setup;
 mod skills;
 mod skills_exchange;
+mod skills_review;
 mod stats;
 mod status;
 mod storage;

@@ -82,6 +82,7 @@ pub fn router(state: Arc<AdminState>) -> Router {
         .route("/api/restart", post(restart))
         .merge(skills::router())
         .merge(super::skills_exchange::router())
+        .merge(super::skills_review::router())
         .merge(memory::router())
         .merge(memory_policy::router())
         .merge(super::memory_profile::router())

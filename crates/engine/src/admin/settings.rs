@@ -73,6 +73,12 @@ const SETTINGS: &[Setting] = &[
         kind: Kind::Bool,
     },
     Setting {
+        key: "skills.review",
+        label: "Review learned skills",
+        help: "auto: a learned skill is used at once. ask: it waits in Skills as a proposal until you approve it.",
+        kind: Kind::Choice(&["auto", "ask"]),
+    },
+    Setting {
         key: "memory.enabled",
         label: "Memory",
         help: "Remember facts and preferences across sessions and add them to requests.",

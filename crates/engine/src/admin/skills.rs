@@ -9,7 +9,7 @@ use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use metaclaw_skills::{Skill, parse_skill, render_skill, write_skill_atomically};
+use metaclaw_skills::{Skill, history, parse_skill, render_skill};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -47,7 +47,7 @@ pub fn router() -> Router<Arc<AdminState>> {
 }
 
 /// The skills routes' state, or 409 when skills are off.
-fn skills(state: &AdminState) -> Result<&SkillsAdmin, ApiError> {
+pub(super) fn skills(state: &AdminState) -> Result<&SkillsAdmin, ApiError> {
     state
         .skills
         .as_ref()
@@ -175,7 +175,8 @@ struct Edit {
     text: String,
 }
 
-/// Replaces a skill's file with `text` after checking it parses and keeps its name.
+/// Replaces a skill's file with `text` after checking it parses and keeps its name; the
+/// file it replaces is kept in the skill's history.
 async fn edit(
     State(state): State<Arc<AdminState>>,
     Path(name): Path<String>,
@@ -218,7 +219,7 @@ async fn write(skills: &SkillsAdmin, skill: Skill) -> Answer {
     let dir = skills.dir.clone();
     let json = skill_json(&skill, true);
     // A file the library refuses to write is the request's fault: nothing was changed.
-    tokio::task::spawn_blocking(move || write_skill_atomically(&dir, &skill))
+    tokio::task::spawn_blocking(move || history::replace(&dir, &skill, "edited"))
         .await?
         .map_err(|e| ApiError::BadRequest(e.to_string()))?;
     Ok(Json(json))

@@ -56,6 +56,9 @@ pub struct SkillsConfig {
     /// 0 disables the periodic trigger (session end still evolves).
     pub evolution_every_n_turns: u32,
     pub max_new_skills: u32,
+    /// `auto`: a learned skill goes live at once; `ask`: it waits as a proposal until the
+    /// user approves it (`skills/.proposals/`).
+    pub review: metaclaw_skills::evolve::Review,
     /// Wire protocol of the evolver model: `openai`, `anthropic`, or empty to inherit
     /// `llm.api`. Its key is the secret `skills.evolver_api_key`.
     #[serde(deserialize_with = "de::api_name")]
@@ -100,6 +103,7 @@ impl Default for SkillsConfig {
             auto_evolve: true,
             evolution_every_n_turns: 10,
             max_new_skills: 3,
+            review: metaclaw_skills::evolve::Review::Auto,
             evolver_api: String::new(),
             evolver_api_base: String::new(),
             evolver_model: String::new(),

@@ -693,6 +693,7 @@ fn semantic_retrieval_knobs_default_load_set_and_validate() -> TestResult {
     assert!(c.skills.embedding_download);
     assert!((c.skills.min_similarity - 0.3).abs() < 1e-6);
     assert_eq!(c.skills.embedding_timeout_ms, 1000);
+    assert_eq!(c.skills.review, metaclaw_skills::evolve::Review::Auto);
     // An embeddings API of its own makes `auto` the API; `local` wins over it.
     let c = load_text(&h, "skills:\n  embedding_api_base: http://127.0.0.1:9/v1\n")?.config;
     assert_eq!(c.skills.embedding_source(), EmbeddingSource::Api);
@@ -744,6 +745,7 @@ fn semantic_retrieval_knobs_default_load_set_and_validate() -> TestResult {
             "skills.retrieval_mode",
             "hybrid",
         ),
+        ("skills:\n  review: later\n", "skills.review", "ask"),
     ] {
         let e = err_text(load_text(&h, text));
         assert!(e.contains(key) && e.contains(why), "{text}: {e}");
@@ -753,7 +755,9 @@ fn semantic_retrieval_knobs_default_load_set_and_validate() -> TestResult {
     set(&h.paths, "skills.min_similarity", "0.5", &h.store)?;
     set(&h.paths, "skills.embedding_timeout_ms", "800", &h.store)?;
     set(&h.paths, "skills.retrieval_mode", "embedding", &h.store)?;
+    set(&h.paths, "skills.review", "ask", &h.store)?;
     let c = Config::load(&h.paths)?.config;
+    assert_eq!(c.skills.review, metaclaw_skills::evolve::Review::Ask);
     assert!((c.skills.min_similarity - 0.5).abs() < 1e-6);
     assert_eq!(c.skills.embedding_timeout_ms, 800);
     assert_eq!(c.skills.retrieval_mode, SkillRetrieval::Embedding);

@@ -307,6 +307,7 @@ fn start_evolution(
                 auto: config.skills.auto_evolve,
                 every_n_turns: config.skills.evolution_every_n_turns,
                 max_new: config.skills.max_new_skills as usize,
+                review: config.skills.review,
             },
         },
         gate,

@@ -5,16 +5,31 @@ use std::path::{Component, Path};
 
 use super::decide::Decision;
 use super::parse::Rejection;
+use serde::{Deserialize, Serialize};
+
 use crate::parse::{is_slug, parse_skill};
-use crate::quarantine;
 use crate::skill::{Skill, Source};
 use crate::write::write_skill_atomically;
+use crate::{history, proposals, quarantine};
+
+/// `skills.review`: whether a learned skill goes live at once or waits for a person.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Review {
+    /// Written into the library (the skill it improves kept in the history).
+    #[default]
+    Auto,
+    /// Filed as a proposal (`<dir>/.proposals/`); nothing is injected until approved.
+    Ask,
+}
 
 /// What `apply` did, by skill name.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Applied {
     pub added: Vec<String>,
     pub improved: Vec<String>,
+    /// Filed for approval instead (`Review::Ask`), additions and improvements alike.
+    pub proposed: Vec<String>,
     /// The decisions' rejections, then the writes that failed or were refused.
     pub rejected: Vec<Rejection>,
 }
@@ -25,7 +40,8 @@ pub struct Applied {
 /// `write_skill_atomically`, a write is refused when the skill folder is a symlink (it could
 /// lead outside `dir`), when an addition would replace a file that appeared since the library
 /// was read, and when an improvement would replace a file that is not an evolved skill.
-pub fn apply(dir: &Path, decisions: &[Decision]) -> Applied {
+/// With `Review::Ask` the same checks pass a skill into `<dir>/.proposals/` instead.
+pub fn apply(dir: &Path, decisions: &[Decision], review: Review) -> Applied {
     let mut out = Applied::default();
     for d in decisions {
         if let Decision::Reject(r) = d {
@@ -51,7 +67,8 @@ pub fn apply(dir: &Path, decisions: &[Decision]) -> Applied {
                 .push(Rejection::new(skill.name.clone(), reason));
             continue;
         }
-        match write(dir, skill, improving) {
+        match write(dir, skill, improving, review) {
+            Ok(()) if review == Review::Ask => out.proposed.push(skill.name.clone()),
             Ok(()) if improving => out.improved.push(skill.name.clone()),
             Ok(()) => out.added.push(skill.name.clone()),
             Err(reason) => out
@@ -62,7 +79,7 @@ pub fn apply(dir: &Path, decisions: &[Decision]) -> Applied {
     out
 }
 
-fn write(dir: &Path, skill: &Skill, improving: bool) -> Result<(), String> {
+fn write(dir: &Path, skill: &Skill, improving: bool, review: Review) -> Result<(), String> {
     let rel = Path::new(&skill.name);
     let one_plain_part = rel.components().count() == 1
         && matches!(rel.components().next(), Some(Component::Normal(_)));
@@ -90,7 +107,10 @@ fn write(dir: &Path, skill: &Skill, improving: bool) -> Result<(), String> {
         }
         (Err(_), _) => {}
     }
-    write_skill_atomically(dir, skill)
-        .map(|_| ())
-        .map_err(|e| format!("write failed: {e}"))
+    let written = match review {
+        Review::Ask => proposals::propose(dir, skill, improving).map(|_| ()),
+        Review::Auto if improving => history::replace(dir, skill, "learned").map(|_| ()),
+        Review::Auto => write_skill_atomically(dir, skill).map(|_| ()),
+    };
+    written.map_err(|e| format!("write failed: {e}"))
 }

@@ -16,7 +16,7 @@ mod substance;
 mod text;
 mod validate;
 
-pub use apply::{Applied, apply};
+pub use apply::{Applied, Review, apply};
 pub use decide::{Decision, Origin, decide};
 pub use parse::{ParseError, Parsed, Proposal, Rejection, parse_proposals};
 pub use prompt::{EvolverInput, MAX_TURNS, TurnDigest, build_prompt};

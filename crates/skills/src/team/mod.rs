@@ -424,6 +424,7 @@ fn place(library: &Path, skill: &Skill, from: Option<&Path>) -> Result<(), TeamE
     out.path = None;
     let text = crate::write::render_skill(&out)?;
     crate::write::write_atomically(&staged.join("SKILL.md"), text.as_bytes())?;
+    crate::history::keep(library, &skill.name, "team")?;
     if target.exists() {
         fs::remove_dir_all(&target).map_err(|e| SkillError::io(&target, e))?;
     }

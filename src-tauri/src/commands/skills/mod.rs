@@ -1,8 +1,9 @@
 //! `metaclaw skills list | show | search | log`: read the library on disk and the database,
 //! so they work whether or not MetaClaw is running. Import, export and the quarantine are in
-//! `exchange`.
+//! `exchange`; proposals and history in `review`.
 
 mod exchange;
+mod review;
 mod team;
 
 use metaclaw_engine::config::Config;
@@ -31,6 +32,15 @@ pub fn run(paths: &Paths, command: SkillsCommand) -> Outcome {
         SkillsCommand::Release { name } => return exchange::release(&dir, name),
         SkillsCommand::Discard { name } => return exchange::discard(&dir, name),
         SkillsCommand::Delete { name } => return team::delete(&dir, name),
+        SkillsCommand::Proposals { json } => return review::list(&dir, *json),
+        SkillsCommand::Approve { name, file } => {
+            return review::approve(&dir, name, file.as_deref());
+        }
+        SkillsCommand::Reject { name } => return review::reject(&dir, name),
+        SkillsCommand::History { name, json } => {
+            return review::versions(paths, &dir, name, *json);
+        }
+        SkillsCommand::Rollback { name, to } => return review::rollback(&dir, name, *to),
         SkillsCommand::Sync { json } => {
             install_builtins(&dir)?;
             return team::sync_now(&config, paths, &dir, *json);
@@ -64,6 +74,11 @@ pub fn run(paths: &Paths, command: SkillsCommand) -> Outcome {
         | SkillsCommand::Release { .. }
         | SkillsCommand::Discard { .. }
         | SkillsCommand::Delete { .. }
+        | SkillsCommand::Proposals { .. }
+        | SkillsCommand::Approve { .. }
+        | SkillsCommand::Reject { .. }
+        | SkillsCommand::History { .. }
+        | SkillsCommand::Rollback { .. }
         | SkillsCommand::Sync { .. } => Ok(()),
     }
 }

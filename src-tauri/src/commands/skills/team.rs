@@ -60,6 +60,8 @@ pub fn delete(dir: &Path, name: &str) -> Outcome {
             dir.display()
         )));
     }
+    // Kept in the history, so a deletion can be rolled back like any other change.
+    metaclaw_skills::history::keep(dir, name, "deleted")?;
     let folder = dir.join(name);
     std::fs::remove_dir_all(&folder)
         .map_err(|e| Failure::error(format!("cannot delete {}: {e}", folder.display())))?;

@@ -34,11 +34,15 @@ impl Trigger {
 pub struct Outcome {
     pub trigger: Trigger,
     pub sessions: Vec<String>,
-    /// `added` (something was written), `nothing` (the evolver found no lesson, or every
+    /// `added` (something was written), `proposed` (filed for approval, `skills.review:
+    /// ask`), `nothing` (the evolver found no lesson, or every
     /// proposal was rejected), `failed`, or `skipped` (no turns to learn from).
     pub outcome: String,
     pub added: Vec<String>,
     pub improved: Vec<String>,
+    /// Filed as proposals instead of written (`skills.review: ask`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub proposed: Vec<String>,
     pub rejected: Vec<RejectedSkill>,
     pub error: Option<String>,
     /// The skill generation once the written skills were loaded.

@@ -47,6 +47,8 @@ pub struct EvolutionSettings {
     /// `skills.evolution_every_n_turns`; 0 leaves only session end.
     pub every_n_turns: u32,
     pub max_new: usize,
+    /// `skills.review`: write learned skills, or file them as proposals.
+    pub review: evolve::Review,
 }
 
 /// The handle: cheap to clone, never blocks.
@@ -349,6 +351,11 @@ async fn report(worker: &Worker, job: Job, outcome: Outcome, events: &Events) {
     if !names.is_empty() {
         events.emit(EngineEvent::SkillsLearned { names });
     }
+    if !outcome.proposed.is_empty() {
+        events.emit(EngineEvent::SkillProposed {
+            names: outcome.proposed.clone(),
+        });
+    }
     match outcome.outcome.as_str() {
         "failed" => tracing::warn!(
             trigger = outcome.trigger.as_str(),
@@ -380,6 +387,7 @@ async fn evolve(worker: &mut Worker, job: &Job, stop: &StopSignal, pacing: &Paci
         outcome: "skipped".into(),
         added: vec![],
         improved: vec![],
+        proposed: vec![],
         rejected: vec![],
         error: None,
         generation: worker.current.get().generation,
@@ -480,11 +488,12 @@ async fn evolve(worker: &mut Worker, job: &Job, stop: &StopSignal, pacing: &Paci
         requests: evolve::requests_of(turns.iter().map(|t| t.user.as_str())),
     };
     let decisions = evolve::decide(parsed.proposals, &library, &origin, worker.settings.max_new);
-    let dir = worker.dir.clone();
-    let applied = match tokio::task::spawn_blocking(move || evolve::apply(&dir, &decisions)).await {
-        Ok(a) => a,
-        Err(e) => return failed(out, format!("writing skills failed: {e}")),
-    };
+    let (dir, review) = (worker.dir.clone(), worker.settings.review);
+    let applied =
+        match tokio::task::spawn_blocking(move || evolve::apply(&dir, &decisions, review)).await {
+            Ok(a) => a,
+            Err(e) => return failed(out, format!("writing skills failed: {e}")),
+        };
     out.rejected = parsed
         .rejected
         .into_iter()
@@ -496,9 +505,12 @@ async fn evolve(worker: &mut Worker, job: &Job, stop: &StopSignal, pacing: &Paci
         .collect();
     out.added = applied.added;
     out.improved = applied.improved;
+    out.proposed = applied.proposed;
     if !(out.added.is_empty() && out.improved.is_empty()) {
         out.generation = wait_for_reload(&mut worker.swapped, out.generation).await;
         out.outcome = "added".into();
+    } else if !out.proposed.is_empty() {
+        out.outcome = "proposed".into();
     } else {
         out.outcome = "nothing".into();
     }
@@ -598,10 +610,15 @@ async fn log_event(worker: &Worker, out: &Outcome) {
         rejected: out.rejected.clone(),
         error: out.error.clone(),
         generation: i64::try_from(out.generation).unwrap_or(i64::MAX),
-        detail: if out.older_turns_skipped > 0 {
-            json!({"older_turns_skipped": out.older_turns_skipped})
-        } else {
-            json!({})
+        detail: {
+            let mut detail = json!({});
+            if out.older_turns_skipped > 0 {
+                detail["older_turns_skipped"] = json!(out.older_turns_skipped);
+            }
+            if !out.proposed.is_empty() {
+                detail["proposed"] = json!(out.proposed);
+            }
+            detail
         },
     };
     let db = worker.db.clone();
