@@ -393,8 +393,8 @@ pub enum AgentCommand {
         /// Show what would change and write nothing.
         #[arg(long)]
         dry_run: bool,
-        /// Run MetaClaw inside the agent (Claude Code's hooks) instead of between it and its
-        /// provider: the agent keeps its own provider and login.
+        /// Run MetaClaw inside the agent (Claude Code's hooks, OpenClaw's context engine)
+        /// instead of between it and its provider: the agent keeps its own provider and login.
         #[arg(long)]
         plugin: bool,
     },

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use common::daemon::{Home, PROXY_KEY, free_port};
 use metaclaw_e2e::fake_upstream::{FakeOptions, FakeUpstream};
 use reqwest::{Method, StatusCode};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 const UPSTREAM_KEY: &str = "sk-upstream-agents-e2e-123456";
 /// The user's own provider key, in CoPaw's config before MetaClaw.
@@ -684,4 +684,82 @@ async fn nemoclaw_is_verified_with_the_proxy_key_its_file_does_not_hold() {
     assert!(!v.to_string().contains(PROXY_KEY), "{v}");
     let (s, _) = d.post("/api/agents/nemoclaw/disconnect").await;
     assert_eq!(s, StatusCode::OK);
+}
+
+const OPENCLAW: &str = ".openclaw/openclaw.json";
+/// An OpenClaw config as its onboarding leaves it: its own provider, signed in by itself.
+const OPENCLAW_CONFIG: &str = r#"{
+  // the user's own
+  "agents": { "defaults": { "model": { "primary": "anthropic/claude-sonnet" } } },
+  "plugins": { "slots": { "memory": "memory-core" } },
+}
+"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn openclaw_switches_between_proxy_and_plugin_and_comes_back_whole() {
+    let m = Machine::new(&["openclaw"]);
+    m.write(OPENCLAW, OPENCLAW_CONFIG);
+    let mut d = Daemon::start(m, "").await;
+    let list = d.list_after_start().await;
+    let with_plugin = list["with_plugin"].as_array().unwrap();
+    assert!(
+        with_plugin.contains(&json!("openclaw")) && with_plugin.contains(&json!("claude-code"))
+    );
+    assert!(!with_plugin.contains(&json!("copaw")), "{list}");
+
+    // The preview of the plugin writes nothing and names the engine slot.
+    let (s, p) = d.post("/api/agents/openclaw/preview?plugin=true").await;
+    assert_eq!(s, StatusCode::OK, "{p}");
+    assert!(p["changes"].to_string().contains("contextEngine"), "{p}");
+    assert_eq!(d.machine.read(OPENCLAW), OPENCLAW_CONFIG);
+
+    // Proxy first, then the plugin: the proxy's edits are undone, so the agent never goes
+    // through both; the user's provider is its own again.
+    let (s, c) = d.post("/api/agents/openclaw/connect").await;
+    assert_eq!(s, StatusCode::OK, "{c}");
+    assert!(d.machine.read(OPENCLAW).contains("metaclaw/"));
+    let (s, c) = d.post("/api/agents/openclaw/connect?plugin=true").await;
+    assert_eq!(s, StatusCode::OK, "{c}");
+    let written = d.machine.read(OPENCLAW);
+    assert!(
+        !written.contains("metaclaw/") && !written.contains(PROXY_KEY),
+        "{written}"
+    );
+    assert!(written.contains("anthropic/claude-sonnet") && written.contains("// the user's own"));
+    assert!(
+        written.contains("\"contextEngine\": \"metaclaw\""),
+        "{written}"
+    );
+    let package = d.home.path().join("integrations/openclaw");
+    assert!(package.join("openclaw.plugin.json").is_file());
+    assert!(written.contains(package.to_str().unwrap()), "{written}");
+    let oc = agent(&d.list().await, "openclaw").clone();
+    assert_eq!(
+        (&oc["connected"], &oc["mode"]),
+        (&json!(true), &json!("plugin")),
+        "{oc}"
+    );
+
+    // A restart keeps it a plugin (it is not pointed at the proxy again).
+    d.restart_on_new_port().await;
+    let list = d.list_after_start().await;
+    let oc = agent(&list, "openclaw");
+    assert_eq!(
+        (&oc["connected"], &oc["mode"]),
+        (&json!(true), &json!("plugin")),
+        "{oc}"
+    );
+    assert_eq!(d.machine.read(OPENCLAW), written);
+
+    // And back to the proxy, then off: the user's bytes.
+    let (s, c) = d.post("/api/agents/openclaw/connect").await;
+    assert_eq!(s, StatusCode::OK, "{c}");
+    let proxied = d.machine.read(OPENCLAW);
+    assert!(
+        proxied.contains("metaclaw/") && !proxied.contains("contextEngine"),
+        "{proxied}"
+    );
+    let (s, r) = d.post("/api/agents/openclaw/disconnect").await;
+    assert_eq!(s, StatusCode::OK, "{r}");
+    assert_eq!(d.machine.read(OPENCLAW), OPENCLAW_CONFIG);
 }

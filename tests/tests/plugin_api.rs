@@ -187,3 +187,52 @@ async fn a_rule_told_through_the_plugin_api_is_in_the_next_sessions_block() {
     assert_eq!(turn["injected_memories"], second["memories"], "{usage}");
     assert!(turn["block_tokens"].as_u64().unwrap() > 0, "{usage}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_agents_envelope_is_taken_off_what_a_plugin_hands_over() {
+    let d = Daemon::start().await;
+    // OpenClaw's arrival stamp and runtime line around the words: recorded without them.
+    let stamped =
+        "[Sun 2026-12-06 18:17 UTC] Rename the report file.\n\nRuntime: agent=main | sessionId=e1";
+    d.plugin(
+        "/v1/plugin/turn",
+        json!({"session_id": "e1", "agent": "openclaw", "user": stamped, "assistant": "Done."}),
+    )
+    .await;
+    let (status, _) = d
+        .call(&d.home.admin_token(), "/api/recorder/flush", json!({}))
+        .await;
+    assert_eq!(status, 200);
+    let turns = d.admin("/api/turns?session=e1").await;
+    let request = turns["turns"][0]["request_json"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(request.contains("\"Rename the report file.\""), "{request}");
+    assert!(
+        !request.contains("Runtime:") && !request.contains("18:17"),
+        "{request}"
+    );
+    assert_eq!(turns["turns"][0]["upstream"], "plugin:openclaw");
+
+    // A message that is nothing but an envelope holds no words to record; said so.
+    let (status, e) = d
+        .call(
+            PROXY_KEY,
+            "/v1/plugin/turn",
+            json!({"session_id": "e1", "agent": "openclaw",
+                   "user": "<system-reminder>today is Sunday</system-reminder>"}),
+        )
+        .await;
+    assert_eq!(status, 400, "{e}");
+    assert!(
+        e["error"]["message"].as_str().unwrap().contains("envelope"),
+        "{e}"
+    );
+    // The block for a stamped prompt is the block for its words: the same bytes.
+    let plain = d.context("e2", "Rename the report file.").await;
+    let wrapped = d
+        .context("e2", "[Sun 2026-12-06 18:20 UTC] Rename the report file.")
+        .await;
+    assert_eq!(plain["block"], wrapped["block"]);
+}

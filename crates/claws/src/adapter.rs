@@ -8,6 +8,7 @@ use serde_json::Value;
 use crate::doc::{Doc, Format};
 use crate::env::Env;
 use crate::error::ClawError;
+use crate::packages::Package;
 use crate::target::{Endpoint, Mode, Protocol, Target};
 
 /// One change to a config document: set `path` to `value`, or remove it (`None`).
@@ -46,6 +47,12 @@ pub trait Adapter: Send + Sync {
     /// the config still holds it).
     fn mode(&self) -> Mode {
         Mode::Proxy
+    }
+
+    /// The package MetaClaw writes under its home for the agent to load (plugin mode
+    /// only): connect brings it up to date before pointing the config at it.
+    fn package(&self) -> Option<&'static Package> {
+        None
     }
 
     /// Whether `doc` holds MetaClaw's plugin entries (plugin mode only).

@@ -12,6 +12,7 @@ pub mod driver;
 pub mod env;
 pub mod error;
 pub mod formats;
+pub mod packages;
 pub mod target;
 pub mod verify;
 pub mod wechat;

@@ -33,6 +33,9 @@ pub struct PluginHost {
     pub program: PathBuf,
     /// `METACLAW_HOME` for the command; `None` for the default home.
     pub home: Option<PathBuf>,
+    /// MetaClaw's home, absolute, whichever it is: plugin packages are written under it
+    /// (`integrations/<agent>`) and find the running engine through its run files.
+    pub metaclaw_home: PathBuf,
 }
 
 /// MetaClaw's proxy as agents see it.

@@ -38,6 +38,7 @@ fn target() -> Target {
         plugin: Some(PluginHost {
             program: PathBuf::from("/opt/metaclaw/bin/metaclaw"),
             home: None,
+            metaclaw_home: PathBuf::from("/home/u/.metaclaw"),
         }),
         ..Target::local(30123, KEY, "m")
     }

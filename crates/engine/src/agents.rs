@@ -62,9 +62,36 @@ pub fn adapter(name: &str) -> Result<Box<dyn Adapter>, AgentError> {
     adapters::by_name(name).ok_or_else(|| ClawError::UnknownAgent(name.to_owned()).into())
 }
 
-/// How `name` reaches MetaClaw once connected (proxy or plugin).
+/// How `name` reaches MetaClaw by default (proxy or plugin).
 pub fn mode(name: &str) -> Result<Mode, AgentError> {
     Ok(adapter(name)?.mode())
+}
+
+/// Whether `name` can run MetaClaw as its plugin (`agent connect NAME --plugin`).
+pub fn has_plugin(name: &str) -> bool {
+    adapters::plugin_of(name).is_some()
+}
+
+/// The adapter `name` is connected with now: its plugin when the config holds MetaClaw's
+/// plugin entries, else its default.
+fn in_use(paths: &Paths, env: &Env, name: &str) -> Result<Box<dyn Adapter>, AgentError> {
+    let default = adapter(name)?;
+    if default.mode() == Mode::Proxy
+        && let Some(plugin) = adapters::plugin_of(name)
+        && driver::status(plugin.as_ref(), env, &backup_root(paths)).connected
+    {
+        return Ok(plugin);
+    }
+    Ok(default)
+}
+
+/// The adapter connecting `name` with `target` uses: its plugin when `target` carries the
+/// plugin's host and it has one.
+fn wanted(name: &str, target: &Target) -> Result<Box<dyn Adapter>, AgentError> {
+    match (&target.plugin, adapters::plugin_of(name)) {
+        (Some(_), Some(plugin)) => Ok(plugin),
+        _ => adapter(name),
+    }
 }
 
 /// Every adapter's name, in the order setup offers them (`none` last).
@@ -82,6 +109,7 @@ pub fn plugin_host(paths: &Paths) -> Result<PluginHost, AgentError> {
     Ok(PluginHost {
         program,
         home: (!paths.is_default_home()).then(|| paths.home.clone()),
+        metaclaw_home: paths.home.clone(),
     })
 }
 
@@ -127,14 +155,17 @@ pub fn statuses(paths: &Paths, env: &Env) -> Vec<Status> {
     let root = backup_root(paths);
     adapters::all()
         .iter()
-        .map(|a| driver::status(a.as_ref(), env, &root))
+        .map(|a| match in_use(paths, env, a.name()) {
+            Ok(used) => driver::status(used.as_ref(), env, &root),
+            Err(_) => driver::status(a.as_ref(), env, &root),
+        })
         .collect()
 }
 
 /// One agent's status.
 pub fn status(paths: &Paths, env: &Env, name: &str) -> Result<Status, AgentError> {
     Ok(driver::status(
-        adapter(name)?.as_ref(),
+        in_use(paths, env, name)?.as_ref(),
         env,
         &backup_root(paths),
     ))
@@ -142,29 +173,36 @@ pub fn status(paths: &Paths, env: &Env, name: &str) -> Result<Status, AgentError
 
 /// What connecting `name` would change, writing nothing.
 pub fn preview(env: &Env, target: &Target, name: &str) -> Result<Preview, AgentError> {
-    Ok(driver::preview(adapter(name)?.as_ref(), env, target)?)
+    Ok(driver::preview(
+        wanted(name, target)?.as_ref(),
+        env,
+        target,
+    )?)
 }
 
 /// Points `name` at MetaClaw (backing its files up the first time) and restarts it when
-/// something changed.
+/// something changed: as its plugin when `target` carries the plugin's host and the agent
+/// has one, else through the proxy. An agent connected the other way is first given its
+/// files back, so it never runs through both.
 pub fn connect(
     paths: &Paths,
     env: &Env,
     target: &Target,
     name: &str,
 ) -> Result<Connected, AgentError> {
-    Ok(driver::connect(
-        adapter(name)?.as_ref(),
-        env,
-        target,
-        &backup_root(paths),
-    )?)
+    let wanted = wanted(name, target)?;
+    let current = in_use(paths, env, name)?;
+    let root = backup_root(paths);
+    if current.mode() != wanted.mode() && driver::status(current.as_ref(), env, &root).backed_up {
+        driver::disconnect(current.as_ref(), env, &root)?;
+    }
+    Ok(driver::connect(wanted.as_ref(), env, target, &root)?)
 }
 
 /// Restores `name`'s files as they were before MetaClaw.
 pub fn disconnect(paths: &Paths, env: &Env, name: &str) -> Result<Disconnected, AgentError> {
     Ok(driver::disconnect(
-        adapter(name)?.as_ref(),
+        in_use(paths, env, name)?.as_ref(),
         env,
         &backup_root(paths),
     )?)
@@ -240,12 +278,21 @@ pub fn reconnect_on_start(paths: &Paths, config: &Config, store: &SecretStore) {
             return;
         }
     };
-    // A plugin's hooks keep running this binary, wherever it moved to.
-    match plugin_host(paths) {
-        Ok(host) => target.plugin = Some(host),
-        Err(e) => tracing::warn!("plugin agents not reconnected: {e}"),
-    }
+    // A plugin's hooks keep running this binary, wherever it moved to; an agent connected
+    // through the proxy stays so.
+    let host = match plugin_host(paths) {
+        Ok(host) => Some(host),
+        Err(e) => {
+            tracing::warn!("plugin agents not reconnected: {e}");
+            None
+        }
+    };
     for name in names {
+        let plugin = in_use(paths, &env, &name).is_ok_and(|a| a.mode() == Mode::Plugin);
+        target.plugin = if plugin { host.clone() } else { None };
+        if plugin && target.plugin.is_none() {
+            continue;
+        }
         match connect(paths, &env, &target, &name) {
             Ok(c) if c.changed => {
                 tracing::info!(agent = %name, "pointed {name} at MetaClaw");

@@ -166,8 +166,8 @@ fn mode_refusal(name: &str, plugin: bool) -> Result<Option<Failure>, Failure> {
              ANTHROPIC_API_KEY=<proxy key>, so its requests go through MetaClaw's proxy (API keys \
              only; nothing is edited)."
         ))),
-        (Mode::Proxy, true) => Some(Failure::usage(format!(
-            "{name} has no plugin for MetaClaw (only claude-code has, so far): connect it with \
+        (Mode::Proxy, true) if !agents::has_plugin(name) => Some(Failure::usage(format!(
+            "{name} has no plugin for MetaClaw (claude-code and openclaw have): connect it with \
              `metaclaw agent connect {name}`, which points it at MetaClaw's proxy"
         ))),
         _ => None,
@@ -261,7 +261,7 @@ fn connect(paths: &Paths, name: Option<&str>, dry_run: bool, plugin: bool) -> Ou
                 "MetaClaw is running: {name} sessions started from now on get its context and send it their turns."
             ),
             None => format!(
-                "MetaClaw is not running: until it is (`metaclaw start`), the hooks do nothing and {name} works as before."
+                "MetaClaw is not running: until it is (`metaclaw start`), {name} works as before, without its context."
             ),
         });
         return Ok(());

@@ -175,6 +175,7 @@ mod tests {
             plugin: Some(PluginHost {
                 program: PathBuf::from("/opt/Meta Claw/metaclaw"),
                 home: Some(PathBuf::from("/home/u/.mc")),
+                metaclaw_home: PathBuf::from("/home/u/.mc"),
             }),
             ..Target::local(30000, "mc-key-0123456789", "m")
         }
@@ -200,6 +201,7 @@ mod tests {
         let plain = PluginHost {
             program: Path::new("/usr/bin/metaclaw").into(),
             home: None,
+            metaclaw_home: PathBuf::from("/home/u/.metaclaw"),
         };
         assert_eq!(command(&plain), "/usr/bin/metaclaw hook claude-code");
         assert_eq!(quote("it's"), r"'it'\''s'");
@@ -235,6 +237,7 @@ mod tests {
         moved.plugin = Some(PluginHost {
             program: PathBuf::from("/usr/bin/metaclaw"),
             home: None,
+            metaclaw_home: PathBuf::from("/home/u/.metaclaw"),
         });
         let again: Value = serde_json::from_str(&applied(&once, &moved)).unwrap();
         let stop = again["hooks"]["Stop"].as_array().unwrap();

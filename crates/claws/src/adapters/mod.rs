@@ -31,7 +31,16 @@ pub fn all() -> Vec<Box<dyn Adapter>> {
     ]
 }
 
-/// The adapter named `name` (`claw_type`).
+/// The adapter named `name` (`claw_type`): how the agent connects by default.
 pub fn by_name(name: &str) -> Option<Box<dyn Adapter>> {
     all().into_iter().find(|a| a.name() == name)
+}
+
+/// `name` connected as a plugin, for an agent that has one: its default adapter when that
+/// is a plugin already (Claude Code), else the plugin beside its proxy connection (OpenClaw).
+pub fn plugin_of(name: &str) -> Option<Box<dyn Adapter>> {
+    match name {
+        "openclaw" => Some(Box::new(openclaw::OpenClawPlugin)),
+        _ => by_name(name).filter(|a| a.mode() == crate::target::Mode::Plugin),
+    }
 }

@@ -11,6 +11,9 @@
 //! that is not one, and fails when none runs.
 
 mod paths;
+mod plugin;
+
+pub use plugin::OpenClawPlugin;
 
 use std::path::PathBuf;
 

@@ -11,6 +11,7 @@ use crate::adapter::Adapter;
 use crate::backup::{self, Backup};
 use crate::env::Env;
 use crate::error::ClawError;
+use crate::packages;
 use crate::target::Target;
 
 /// What connecting would change, writing nothing.
@@ -87,6 +88,11 @@ pub fn connect_with(
             notes: adapter.notes(),
         });
     };
+    // The plugin's files first: the config must never point at a folder not written yet, and
+    // an unchanged config still gets an upgraded MetaClaw's plugin.
+    if let (Some(package), Some(host)) = (adapter.package(), &target.plugin) {
+        packages::install(&host.metaclaw_home, package)?;
+    }
     let file = plans.first().map(|p| p.path.clone());
     if plans.iter().all(Plan::unchanged) {
         return Ok(Connected {

@@ -111,8 +111,14 @@ async fn list(State(state): State<Arc<AdminState>>) -> Answer {
     let chosen = a.config.chosen_agent().is_some();
     run(a, move |job| {
         let env = agents::system_env()?;
+        let with_plugin: Vec<&str> = agents::names()
+            .into_iter()
+            .filter(|n| agents::has_plugin(n))
+            .collect();
         Ok(json!({
             "agents": to_json(&agents::statuses(&job.paths, &env))?,
+            // Agents that can run MetaClaw inside them (`?plugin=true` on preview/connect).
+            "with_plugin": with_plugin,
             "claw_type": claw_type,
             "chosen": chosen,
             // The UI can say "connecting agents…" until this is false.
@@ -122,10 +128,14 @@ async fn list(State(state): State<Arc<AdminState>>) -> Answer {
     .await
 }
 
-async fn preview(State(state): State<Arc<AdminState>>, Path(name): Path<String>) -> Answer {
+async fn preview(
+    State(state): State<Arc<AdminState>>,
+    Path(name): Path<String>,
+    Query(q): Query<ConnectQuery>,
+) -> Answer {
     run(&state.agents, move |job| {
         let env = agents::system_env()?;
-        let target = agents::target(&job.config, &job.secrets)?;
+        let target = target_for(job, q.plugin)?;
         to_json(&agents::preview(&env, &target, &name)?)
     })
     .await
@@ -133,9 +143,22 @@ async fn preview(State(state): State<Arc<AdminState>>, Path(name): Path<String>)
 
 #[derive(Deserialize)]
 struct ConnectQuery {
-    /// Send the agent's request through MetaClaw afterwards.
+    /// Send the agent's request through MetaClaw afterwards (proxy only).
     #[serde(default)]
     verify: bool,
+    /// Run MetaClaw inside the agent (its plugin) instead of as its proxy.
+    #[serde(default)]
+    plugin: bool,
+}
+
+/// Where the agent should reach MetaClaw; with `plugin`, the command and home its plugin
+/// uses (this binary).
+fn target_for(job: &Job, plugin: bool) -> Result<metaclaw_claws::Target, AgentError> {
+    let mut target = agents::target(&job.config, &job.secrets)?;
+    if plugin {
+        target.plugin = Some(agents::plugin_host(&job.paths)?);
+    }
+    Ok(target)
 }
 
 async fn connect(
@@ -150,11 +173,12 @@ async fn connect(
     let rt = tokio::runtime::Handle::current();
     run(a, move |job| {
         let env = agents::system_env()?;
-        let target = agents::target(&job.config, &job.secrets)?;
+        let target = target_for(job, q.plugin)?;
         let connected = agents::connect(&job.paths, &env, &target, &name);
         drop(lock);
         let mut body = to_json(&connected?)?;
         if q.verify
+            && !q.plugin
             && let Value::Object(fields) = &mut body
         {
             let v = verified(check(&rt, &env, &job.secrets, &name))?;

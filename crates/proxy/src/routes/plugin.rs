@@ -19,6 +19,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::{Json, Router, middleware::Next, routing::post};
 use bytes::Bytes;
+use metaclaw_wire::reader::own_words;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -163,7 +164,7 @@ fn key_of(prompt: &str) -> String {
 }
 
 async fn context(state: SharedState, body: Bytes) -> Response {
-    let ask: ContextAsk = match parse(&body) {
+    let mut ask: ContextAsk = match parse(&body) {
         Ok(a) => a,
         Err(m) => return bad(m),
     };
@@ -176,6 +177,8 @@ async fn context(state: SharedState, body: Bytes) -> Response {
             return bad(r);
         }
     }
+    // The user's words, whatever envelope the agent kept around them (stamps, metadata).
+    ask.prompt = own_words(&ask.prompt);
     let scope = ask
         .scope
         .clone()
@@ -237,7 +240,7 @@ async fn block_for(
 }
 
 async fn turn(state: SharedState, body: Bytes) -> Response {
-    let told: TurnTold = match parse(&body) {
+    let mut told: TurnTold = match parse(&body) {
         Ok(t) => t,
         Err(m) => return bad(m),
     };
@@ -250,6 +253,10 @@ async fn turn(state: SharedState, body: Bytes) -> Response {
         if let Err(r) = check(field, text, required) {
             return bad(r);
         }
+    }
+    told.user = own_words(&told.user);
+    if told.user.is_empty() {
+        return bad("`user` holds only the agent's envelope, none of the user's words".into());
     }
     let scope = told
         .scope
