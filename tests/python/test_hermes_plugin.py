@@ -4,19 +4,21 @@ pays by subscription): a rule said in one session is in the next session's promp
 provider, the turns are recorded with the user's words, and with MetaClaw stopped Hermes still
 answers. The provider is the fake upstream, reached by Hermes alone.
 
-The plugin is `integrations/hermes/metaclaw/`, copied where Hermes finds user plugins
-(`$HERMES_HOME/plugins/metaclaw/`) and selected with `hermes config set memory.provider`."""
+The plugin is `integrations/hermes/metaclaw/`, installed by `metaclaw agent connect hermes
+--plugin`: written under MetaClaw's home, linked where Hermes finds user plugins
+(`$HERMES_HOME/plugins/metaclaw`) and selected as `memory.provider`; Hermes runs without
+`METACLAW_HOME` (the plugin finds MetaClaw's home from where it is installed), and disconnect
+gives `config.yaml` back byte for byte and removes the link."""
 
 import json
-import shutil
+import subprocess
 import tempfile
 import time
 from pathlib import Path
 
-from conftest import ROOT, UPSTREAM_KEY, MetaClaw
+from conftest import METACLAW, UPSTREAM_KEY, MetaClaw
 from test_real_agents_pypi import HERMES_BIN, HERMES_VERSION, agent_env, installed, run
 
-PLUGIN = ROOT / "integrations/hermes/metaclaw"
 RULE = "From now on, always write dates as YYYY-MM-DD."
 
 
@@ -40,14 +42,21 @@ def test_hermes_learns_through_metaclaw_as_its_memory_provider(fake):
     mc = MetaClaw(None, "openai", "skills:\n  enabled: false\n")
     home = Path(tempfile.mkdtemp(prefix="hermes-plugin-"))
     env = agent_env(home, HERMES_BIN)
-    env["METACLAW_HOME"] = str(mc.home)
+    env.pop("METACLAW_HOME", None)
     hermes = HERMES_BIN / "hermes"
     try:
         for key, value in [("model.provider", "custom"), ("model.base_url", fake.base + "/v1"),
-                           ("model.default", "fake-model"), ("model.api_key", UPSTREAM_KEY),
-                           ("memory.provider", "metaclaw")]:
+                           ("model.default", "fake-model"), ("model.api_key", UPSTREAM_KEY)]:
             run([hermes, "config", "set", key, value], env)
-        shutil.copytree(PLUGIN, home / ".hermes/plugins/metaclaw")
+        config = home / ".hermes/config.yaml"
+        original = config.read_bytes()
+        cli_env = dict(env, METACLAW_HOME=str(mc.home), METACLAW_SECRET_BACKEND="file")
+        said = subprocess.run([METACLAW, "agent", "connect", "hermes", "--plugin"], env=cli_env,
+                              capture_output=True, text=True, timeout=60)
+        assert said.returncode == 0, said.stdout + said.stderr
+        link = home / ".hermes/plugins/metaclaw"
+        assert link.is_symlink() and link.resolve() == (mc.home / "integrations/hermes/metaclaw").resolve()
+        assert "provider: metaclaw" in config.read_text()
 
         # Session one: the user states a rule; Hermes exits, the session ends, MetaClaw learns.
         fake.clear()
@@ -69,6 +78,12 @@ def test_hermes_learns_through_metaclaw_as_its_memory_provider(fake):
         out = run([hermes, "chat", "-Q", "-q", "Say hello in one word."], env, timeout=300)
         assert provider_prompts(fake), out.stdout[-2000:]
         assert all("metaclaw-context" not in p for p in provider_prompts(fake))
+
+        said = subprocess.run([METACLAW, "agent", "disconnect", "hermes"], env=cli_env,
+                              capture_output=True, text=True, timeout=60)
+        assert said.returncode == 0, said.stdout + said.stderr
+        assert config.read_bytes() == original
+        assert not link.exists() and not link.is_symlink()
     finally:
         if mc.proc.poll() is None:
             mc.stop()

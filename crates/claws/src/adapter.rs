@@ -55,6 +55,14 @@ pub trait Adapter: Send + Sync {
         None
     }
 
+    /// Where the agent looks for the package when its config cannot say (Hermes scans
+    /// `$HERMES_HOME/plugins/`): connect links that path to the given folder of the package,
+    /// disconnect removes the link.
+    fn package_link(&self, env: &Env) -> Option<(PathBuf, &'static str)> {
+        let _ = env;
+        None
+    }
+
     /// Whether `doc` holds MetaClaw's plugin entries (plugin mode only).
     fn plugged_in(&self, doc: &dyn Doc) -> bool {
         let _ = doc;

@@ -3,8 +3,10 @@
 Hermes talks to its provider directly (any key or sign-in it has); MetaClaw, running on this
 machine, gives each turn the block it learned for it (skills, memories, standing rules) and
 learns from each finished turn. It talks to MetaClaw's plugin API on loopback with the admin
-token MetaClaw writes for its own command line (`$METACLAW_HOME/run/`, default
-`~/.metaclaw/run/`): no key goes into Hermes' files.
+token MetaClaw writes for its own command line (`<home>/run/`): no key goes into Hermes' files.
+The home is the one this plugin was installed from (`metaclaw agent connect hermes --plugin`
+links `$HERMES_HOME/plugins/metaclaw` to `<home>/integrations/hermes/metaclaw`), else
+`$METACLAW_HOME`, else `~/.metaclaw`.
 
 MetaClaw not running, slow or failing: Hermes runs as if this provider were absent (each call
 waits at most `TIMEOUT_S`), and it says so once in Hermes' log.
@@ -31,6 +33,11 @@ TIMEOUT_S = 2.0
 
 
 def metaclaw_home() -> Path:
+    here = Path(__file__).resolve().parent
+    if here.parent.name == "hermes" and here.parent.parent.name == "integrations":
+        installed = here.parents[2]
+        if (installed / "config.yaml").exists() or (installed / "run").is_dir():
+            return installed
     home = os.environ.get("METACLAW_HOME")
     return Path(home) if home else Path.home() / ".metaclaw"
 

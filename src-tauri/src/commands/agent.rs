@@ -167,7 +167,7 @@ fn mode_refusal(name: &str, plugin: bool) -> Result<Option<Failure>, Failure> {
              only; nothing is edited)."
         ))),
         (Mode::Proxy, true) if !agents::has_plugin(name) => Some(Failure::usage(format!(
-            "{name} has no plugin for MetaClaw (claude-code and openclaw have): connect it with \
+            "{name} has no plugin for MetaClaw (claude-code, openclaw and hermes have): connect it with \
              `metaclaw agent connect {name}`, which points it at MetaClaw's proxy"
         ))),
         _ => None,

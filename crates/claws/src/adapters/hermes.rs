@@ -12,6 +12,8 @@
 //! restart runs only when the profile's service is installed; otherwise MetaClaw says what
 //! to do (the `hermes` CLI reads the config on every start).
 
+mod plugin;
+
 use std::path::PathBuf;
 
 use serde_json::{Map, Value, json};
@@ -21,6 +23,8 @@ use crate::doc::{Doc, Format};
 use crate::env::Env;
 use crate::error::ClawError;
 use crate::target::{Endpoint, Protocol, Target};
+
+pub use plugin::HermesPlugin;
 
 pub struct Hermes;
 

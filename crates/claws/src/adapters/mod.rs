@@ -37,10 +37,12 @@ pub fn by_name(name: &str) -> Option<Box<dyn Adapter>> {
 }
 
 /// `name` connected as a plugin, for an agent that has one: its default adapter when that
-/// is a plugin already (Claude Code), else the plugin beside its proxy connection (OpenClaw).
+/// is a plugin already (Claude Code), else the plugin beside its proxy connection (OpenClaw,
+/// Hermes).
 pub fn plugin_of(name: &str) -> Option<Box<dyn Adapter>> {
     match name {
         "openclaw" => Some(Box::new(openclaw::OpenClawPlugin)),
+        "hermes" => Some(Box::new(hermes::HermesPlugin)),
         _ => by_name(name).filter(|a| a.mode() == crate::target::Mode::Plugin),
     }
 }

@@ -90,8 +90,17 @@ pub fn connect_with(
     };
     // The plugin's files first: the config must never point at a folder not written yet, and
     // an unchanged config still gets an upgraded MetaClaw's plugin.
+    let mut notes = adapter.notes();
     if let (Some(package), Some(host)) = (adapter.package(), &target.plugin) {
         packages::install(&host.metaclaw_home, package)?;
+        if let Some((at, sub)) = adapter.package_link(env)
+            && !packages::link(&host.metaclaw_home, package, sub, &at)?
+        {
+            notes.push(format!(
+                "{} is not MetaClaw's link and was left as it is: the plugin {agent} loads is the one there",
+                at.display()
+            ));
+        }
     }
     let file = plans.first().map(|p| p.path.clone());
     if plans.iter().all(Plan::unchanged) {
@@ -104,7 +113,7 @@ pub fn connect_with(
             backup: existing.map(|b| b.dir().to_owned()),
             restart: Restart::NotNeeded,
             warnings: Vec::new(),
-            notes: adapter.notes(),
+            notes: notes.clone(),
         });
     }
     let created = plans
@@ -157,6 +166,6 @@ pub fn connect_with(
         backup: Some(b.dir().to_owned()),
         warnings: restart.warning().into_iter().collect(),
         restart,
-        notes: adapter.notes(),
+        notes,
     })
 }

@@ -16,6 +16,7 @@ use crate::adapter::Adapter;
 use crate::backup::{self, Backup, FileRecord};
 use crate::env::Env;
 use crate::error::ClawError;
+use crate::packages;
 
 /// Puts every file MetaClaw touched back as it was, then forgets the backup.
 pub fn disconnect(
@@ -74,6 +75,17 @@ pub fn disconnect_with(
         files.push(RevertedFile {
             path: step.path,
             action: step.action,
+        });
+    }
+
+    // The link connect made where the agent looks for the plugin (a link of someone else's
+    // is not MetaClaw's to remove).
+    if let (Some(package), Some((at, _))) = (adapter.package(), adapter.package_link(env))
+        && packages::unlink(package, &at)?
+    {
+        files.push(RevertedFile {
+            path: at,
+            action: Reverted::Deleted,
         });
     }
 
