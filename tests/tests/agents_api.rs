@@ -706,6 +706,7 @@ async fn openclaw_switches_between_proxy_and_plugin_and_comes_back_whole() {
         with_plugin.contains(&json!("openclaw")) && with_plugin.contains(&json!("claude-code"))
     );
     assert!(!with_plugin.contains(&json!("copaw")), "{list}");
+    assert_eq!(list["plugin_only"], json!(["claude-code"]), "{list}");
 
     // The preview of the plugin writes nothing and names the engine slot.
     let (s, p) = d.post("/api/agents/openclaw/preview?plugin=true").await;

@@ -631,6 +631,45 @@ mod pty {
     }
 
     #[tokio::test(flavor = "multi_thread")]
+    async fn an_agent_with_a_plugin_is_asked_which_way_and_connected_that_way() {
+        let fake = fake().await;
+        let base = fake.base_url_openai();
+        let m = std::sync::Arc::new(Machine::new());
+        let openclaw = m.home().join(".openclaw/openclaw.json");
+        std::fs::create_dir_all(openclaw.parent().unwrap()).unwrap();
+        std::fs::write(&openclaw, "{\n  \"agents\": {}\n}\n").unwrap();
+        let m2 = m.clone();
+        let (code, transcript) = blocking(move || {
+            let mut w = Wizard::start(&m2, &["--no-start"]);
+            w.answer("Connect which agents?", "openclaw");
+            w.expect("plugin: MetaClaw runs inside openclaw");
+            w.answer("Connect openclaw as (proxy or plugin) [proxy]", "inside");
+            w.expect("`inside` is neither proxy nor plugin");
+            w.answer("Connect openclaw as (proxy or plugin) [proxy]", "plugin");
+            w.answer("Provider (number or name)", "custom");
+            w.answer("Base URL", &base);
+            w.answer("Protocol (openai or anthropic) [openai]", "");
+            w.answer("Model", "m");
+            w.answer("API key (not shown as you type)", KEY);
+            w.expect("ok: model m");
+            w.answer("Mode [skills_only]", "");
+            w.expect("openclaw: MetaClaw runs inside it as its plugin");
+            let code = w.finish();
+            (code, w.transcript)
+        })
+        .await;
+        assert_eq!(code, 0, "{transcript}");
+        let written = std::fs::read_to_string(&openclaw).unwrap();
+        assert!(
+            written.contains("\"contextEngine\": \"metaclaw\"") && !written.contains("metaclaw/m"),
+            "{written}"
+        );
+        // A plugin is not the proxy agent the next start connects.
+        let text = std::fs::read_to_string(m.config()).unwrap();
+        assert!(text.contains("claw_type: none"), "{text}");
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
     async fn ctrl_c_or_end_of_input_midway_writes_nothing() {
         let m = std::sync::Arc::new(Machine::new());
         let config_before = std::fs::read(m.config()).unwrap();

@@ -112,6 +112,35 @@ describe('Setup', () => {
   });
 });
 
+describe('Setup: proxy or plugin', () => {
+  it('offers both ways for an agent with a plugin, previews and connects the chosen one, and keeps it out of apply', async () => {
+    const { fetch, calls } = routes({
+      'GET /api/agents': { ...AGENTS, with_plugin: ['openclaw', 'claude-code'], plugin_only: ['claude-code'] },
+    });
+    render(Setup, { api: createApi({ token: () => 't', fetch }), wait: fast });
+    await fireEvent.click(await screen.findByRole('checkbox', { name: 'openclaw' }));
+    const ways = await screen.findByRole('radiogroup', { name: 'How openclaw reaches MetaClaw' });
+    const proxy = within(ways).getByRole('radio', { name: /Through the proxy/ }) as HTMLInputElement;
+    const plugin = within(ways).getByRole('radio', { name: /Inside openclaw \(plugin\)/ }) as HTMLInputElement;
+    expect(proxy.checked).toBe(true);
+    expect(plugin.checked).toBe(false);
+    await until(() => expect(calls.filter((c) => c.path === '/api/agents/openclaw/preview').length).toBe(1));
+
+    await fireEvent.click(plugin);
+    await until(() => expect(calls.filter((c) => c.path === '/api/agents/openclaw/preview').length).toBe(2));
+    const previews = calls.filter((c) => c.path === '/api/agents/openclaw/preview');
+    expect(previews.map((c) => c.query.get('plugin'))).toEqual([null, 'true']);
+
+    await fireEvent.click(screen.getByRole('button', { name: 'Apply setup' }));
+    expect((await screen.findByText(/openclaw: connected \(plugin\)/)).textContent).toBeTruthy();
+    const applied = calls.find((c) => c.path === '/api/setup/apply')?.body as Record<string, unknown>;
+    expect(applied.agents).toEqual([]);
+    expect(applied).not.toHaveProperty('plugins');
+    const connect = calls.find((c) => c.path === '/api/agents/openclaw/connect');
+    expect(connect?.query.get('plugin')).toBe('true');
+  });
+});
+
 describe('Setup: WeChat', () => {
   const WECHAT_BOX = /^Talk to OpenClaw from WeChat/;
   const applied = (calls: { path: string; body: unknown }[]) => calls.find((c) => c.path === '/api/setup/apply')?.body as Record<string, unknown> | undefined;

@@ -73,6 +73,8 @@ export function describeProbe(r: ProbeReport, model: string): { ok: boolean; tex
 
 export interface AgentStatus {
   agent: string;
+  /** How it reaches MetaClaw now (or by default): through the proxy, or MetaClaw inside it. */
+  mode?: 'proxy' | 'plugin';
   installed: boolean;
   config: string | null;
   config_exists: boolean;
@@ -83,6 +85,10 @@ export interface AgentStatus {
 
 export interface AgentList {
   agents: AgentStatus[];
+  /** Agents that can run MetaClaw inside them (`?plugin=true`). */
+  with_plugin?: string[];
+  /** Of those, the ones that connect only that way. */
+  plugin_only?: string[];
   reconnecting?: boolean;
 }
 
@@ -117,6 +123,9 @@ export interface ApplyBody {
   api_key?: string;
   mode: string;
   agents: string[];
+  /** Of `agents`, those MetaClaw runs inside (their plugin): connected with `?plugin=true`,
+   *  and not sent to apply, which records the proxy agent the next start connects. */
+  plugins?: string[];
   sleep_start?: string;
   sleep_end?: string;
   /** Written as `wechat.enabled`; left out, the config keeps its value. */
@@ -147,7 +156,8 @@ export interface SetupResult {
 
 /** The body for apply: an empty key means "keep the stored one", so it is left out. */
 export function applyBody(b: ApplyBody): ApplyBody {
-  const body: ApplyBody = { ...b };
+  const body: ApplyBody = { ...b, agents: b.agents.filter((a) => !(b.plugins ?? []).includes(a)) };
+  delete body.plugins;
   if (!body.api_key) delete body.api_key;
   if (!body.sleep_start) delete body.sleep_start;
   if (!body.sleep_end) delete body.sleep_end;
@@ -173,10 +183,12 @@ export async function runSetup(
   onPhase('connecting');
   const agents: AgentOutcome[] = [];
   for (const name of body.agents) {
+    const plugin = (body.plugins ?? []).includes(name);
     try {
-      const c = await api.post<AgentConnected>(`/api/agents/${encodeURIComponent(name)}/connect`);
+      const c = await api.post<AgentConnected>(`/api/agents/${encodeURIComponent(name)}/connect${plugin ? '?plugin=true' : ''}`);
       const extra = [...(c.warnings ?? [])].join(' ');
-      agents.push({ agent: name, ok: true, text: (c.changed ? 'connected' : 'already connected') + (extra ? ` — ${extra}` : '') });
+      const how = plugin ? ' (plugin)' : '';
+      agents.push({ agent: name, ok: true, text: (c.changed ? 'connected' : 'already connected') + how + (extra ? ` — ${extra}` : '') });
     } catch (e) {
       agents.push({ agent: name, ok: false, text: messageOf(e) });
     }

@@ -119,6 +119,11 @@ async fn list(State(state): State<Arc<AdminState>>) -> Answer {
             "agents": to_json(&agents::statuses(&job.paths, &env))?,
             // Agents that can run MetaClaw inside them (`?plugin=true` on preview/connect).
             "with_plugin": with_plugin,
+            // Of those, the ones that connect only that way (Claude Code).
+            "plugin_only": with_plugin
+                .iter()
+                .filter(|n| matches!(agents::mode(n), Ok(agents::Mode::Plugin)))
+                .collect::<Vec<_>>(),
             "claw_type": claw_type,
             "chosen": chosen,
             // The UI can say "connecting agents…" until this is false.

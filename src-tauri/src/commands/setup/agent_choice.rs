@@ -1,22 +1,32 @@
 //! Which agents to connect: the ones installed here, listed with where their config is.
 
-use metaclaw_engine::agents::Mode;
+use metaclaw_engine::agents::{self, Mode};
 use metaclaw_engine::setup::Status;
 
 use super::prompts::{Prompter, pick};
 use crate::exit::Failure;
 use crate::output;
 
-/// Asks which installed agents to connect; `default` are the ones chosen before. Agents
-/// that run MetaClaw as a plugin are connected with `agent connect NAME --plugin` instead.
-pub fn ask(
-    prompter: &Prompter,
-    agents: &[Status],
-    default: &[String],
-) -> Result<Vec<String>, Failure> {
+/// The agents chosen, and which way each connects.
+#[derive(Debug, Default, PartialEq)]
+pub struct Chosen {
+    /// Pointed at the proxy (the first is recorded as `claw_type`).
+    pub proxied: Vec<String>,
+    /// Running MetaClaw inside them, as their plugin.
+    pub plugins: Vec<String>,
+}
+
+/// Asks which installed agents to connect; `default` are the ones chosen before. An agent
+/// with a plugin is then asked which way it connects (one that has only a plugin, Claude
+/// Code, connects that way).
+pub fn ask(prompter: &Prompter, agents: &[Status], default: &[String]) -> Result<Chosen, Failure> {
     let installed: Vec<&Status> = agents
         .iter()
-        .filter(|s| s.installed && s.agent != "none" && s.mode == Mode::Proxy)
+        .filter(|s| {
+            s.installed
+                && s.agent != "none"
+                && (s.mode == Mode::Proxy || agents::has_plugin(&s.agent))
+        })
         .collect();
     output::line("");
     if installed.is_empty() {
@@ -25,7 +35,7 @@ pub fn ask(
             "No agent found on this machine ({}); any OpenAI- or Anthropic-compatible client can still use MetaClaw.",
             names.join(", ")
         ));
-        return Ok(Vec::new());
+        return Ok(Chosen::default());
     }
     output::line("Agents on this machine:");
     for (i, s) in installed.iter().enumerate() {
@@ -44,13 +54,51 @@ pub fn ask(
             Some(&default),
         )?;
         match parse(&answer, &names) {
-            Ok(chosen) => return Ok(chosen),
+            Ok(names) => return ways(prompter, agents, names),
             Err(bad) => output::line(format!(
                 "  `{bad}` is not one of: {}, none",
                 names.join(", ")
             )),
         }
     }
+}
+
+/// Which way each chosen agent connects: asked for those that can go either way.
+fn ways(prompter: &Prompter, agents: &[Status], names: Vec<String>) -> Result<Chosen, Failure> {
+    let mut chosen = Chosen::default();
+    for name in names {
+        let plugin_only = matches!(agents::mode(&name), Ok(Mode::Plugin));
+        let plugin = if plugin_only {
+            true
+        } else if agents::has_plugin(&name) {
+            let now = agents
+                .iter()
+                .find(|s| s.agent == name)
+                .is_some_and(|s| s.connected && s.mode == Mode::Plugin);
+            output::line(format!(
+                "  {name} can reach MetaClaw two ways:\n    proxy:  it sends its requests to MetaClaw, which adds what it learned and forwards them with your provider key;\n    plugin: MetaClaw runs inside {name}, which keeps its own provider and login (subscriptions included)."
+            ));
+            loop {
+                let answer = prompter.text(
+                    &format!("Connect {name} as (proxy or plugin)"),
+                    Some(if now { "plugin" } else { "proxy" }),
+                )?;
+                match answer.trim().to_ascii_lowercase().as_str() {
+                    "proxy" => break false,
+                    "plugin" => break true,
+                    other => output::line(format!("  `{other}` is neither proxy nor plugin")),
+                }
+            }
+        } else {
+            false
+        };
+        if plugin {
+            chosen.plugins.push(name);
+        } else {
+            chosen.proxied.push(name);
+        }
+    }
+    Ok(chosen)
 }
 
 /// `1,copaw` → the names; `none` → nothing; the first part that is not an option is the error.

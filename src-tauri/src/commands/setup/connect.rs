@@ -47,6 +47,49 @@ pub fn all(
     Ok(connected)
 }
 
+/// Installs MetaClaw as the plugin of each of `names`; a failure is reported and does not
+/// stop the others (the config is saved already).
+pub fn plugins(
+    paths: &Paths,
+    env: &Env,
+    config: &Config,
+    store: &SecretStore,
+    names: &[String],
+) -> Result<(), Failure> {
+    if names.is_empty() {
+        return Ok(());
+    }
+    let mut target = agents::target(config, store)?;
+    target.plugin = Some(agents::plugin_host(paths).map_err(Failure::error)?);
+    let mut failed = Vec::new();
+    for name in names {
+        match agents::connect(paths, env, &target, name) {
+            Ok(c) => {
+                let file = c
+                    .file
+                    .as_ref()
+                    .map(|f| format!(" ({})", f.display()))
+                    .unwrap_or_default();
+                output::line(format!(
+                    "{name}: MetaClaw runs inside it as its plugin{file}"
+                ));
+            }
+            Err(e) => {
+                output::error(format!("cannot connect {name} as a plugin: {e}"));
+                failed.push(name.as_str());
+            }
+        }
+    }
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(Failure::error(format!(
+            "the config is saved, but {} could not be connected; retry with `metaclaw agent connect NAME --plugin`",
+            failed.join(", ")
+        )))
+    }
+}
+
 fn report(c: &Connected) {
     let file = c
         .file

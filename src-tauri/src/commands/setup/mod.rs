@@ -45,8 +45,18 @@ pub fn run(paths: &Paths, args: SetupArgs) -> Outcome {
     let config = Config::load(paths)?.config;
     let env = agents::system_env()?;
     let agents = agents::statuses(paths, &env);
+    // Agents that run MetaClaw inside them (asked at the terminal only).
+    let mut plugins = Vec::new();
     let answers = if interactive {
-        ask(&runtime, &current, &config, &store, &args, &agents)?
+        ask(
+            &runtime,
+            &current,
+            &config,
+            &store,
+            &args,
+            &agents,
+            &mut plugins,
+        )?
     } else {
         from_flags(&runtime, &current, &config, &store, &args, &agents)?
     };
@@ -63,6 +73,7 @@ pub fn run(paths: &Paths, args: SetupArgs) -> Outcome {
 
     let config = Config::load(paths)?.config;
     let connected = connect::all(paths, &env, &config, &store, &answers.agents)?;
+    connect::plugins(paths, &env, &config, &store, &plugins)?;
     still_connected_hint(paths, &env, &answers.agents);
     if args.no_start {
         let running =
@@ -86,13 +97,16 @@ fn ask(
     store: &SecretStore,
     args: &SetupArgs,
     agents: &[Status],
+    plugins: &mut Vec<String>,
 ) -> Result<Answers, Failure> {
     let prompter = Prompter::new();
     output::line(
         "MetaClaw setup. Press Enter to keep the value in [brackets]; Ctrl-C stops without writing anything.",
     );
     let mut answers = flags::overlay(current, args, agents)?;
-    answers.agents = agent_choice::ask(&prompter, agents, &answers.agents)?;
+    let chosen = agent_choice::ask(&prompter, agents, &answers.agents)?;
+    answers.agents = chosen.proxied;
+    *plugins = chosen.plugins;
     flags::settle_wechat(&mut answers, args.wechat.is_some());
     loop {
         answers = flow::ask_provider(&prompter, &answers)?;
