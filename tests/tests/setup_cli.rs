@@ -308,6 +308,49 @@ async fn non_interactive_setup_connects_copaw_starts_and_a_rerun_keeps_other_set
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_local_model_server_is_a_preset_that_needs_no_key() {
+    // Ollama's OpenAI-compatible server takes no key: the connection test passes without one
+    // and none is stored (the preset's base is moved to where the stand-in listens).
+    let local = FakeUpstream::start(FakeOptions::default()).await.unwrap();
+    let base = local.base_url_openai();
+    let m = std::sync::Arc::new(Machine::new());
+    let m2 = m.clone();
+    let o = blocking(move || {
+        m2.setup(
+            &[
+                "--provider",
+                "ollama",
+                "--api-base",
+                &base,
+                "--mode",
+                "skills_only",
+                "--no-start",
+            ],
+            None,
+        )
+    })
+    .await;
+    assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
+    let text = std::fs::read_to_string(m.config()).unwrap();
+    for expected in ["provider: ollama", "model_id: qwen2.5:7b"] {
+        assert!(text.contains(expected), "{expected} missing:\n{text}");
+    }
+    assert!(
+        stdout(&m.run(&["config", "get", "llm.api_key"]))
+            .trim()
+            .is_empty()
+            || !stdout(&m.run(&["config", "get", "llm.api_key"])).contains("sk-"),
+    );
+    assert!(
+        local
+            .requests()
+            .iter()
+            .any(|r| r.path == "/v1/chat/completions"),
+        "the connection test reached the local server"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_refused_key_or_a_missing_flag_writes_nothing() {
     let fake = fake().await;
     let base = fake.base_url_openai();

@@ -91,6 +91,26 @@ pub const PRESETS: &[Preset] = &[
         default_model: "claude-sonnet-4-6",
         key_required: true,
     },
+    // Local servers, for a machine's own model; with the agents running MetaClaw as their
+    // plugin (they keep their own provider and login), this model serves learning alone.
+    Preset {
+        name: "ollama",
+        label: "Ollama (local)",
+        api_base: "http://127.0.0.1:11434/v1",
+        api: LlmApi::Openai,
+        // Ollama's library; any model pulled into it works.
+        default_model: "qwen2.5:7b",
+        key_required: false,
+    },
+    Preset {
+        name: "lmstudio",
+        label: "LM Studio (local)",
+        api_base: "http://127.0.0.1:1234/v1",
+        api: LlmApi::Openai,
+        // LM Studio serves whichever model is loaded under the id it shows.
+        default_model: "qwen2.5-7b-instruct",
+        key_required: false,
+    },
     Preset {
         name: "custom",
         label: "Custom (OpenAI- or Anthropic-compatible)",
