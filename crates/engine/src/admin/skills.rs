@@ -33,6 +33,26 @@ pub struct SkillsAdmin {
     pub semantic: Option<Arc<SemanticQuery>>,
     /// The team library (`skills.sync.remote`), when one is set.
     pub team: Option<metaclaw_skills::team::Team>,
+    /// The generation of the library in force, changed by the watcher after each reload.
+    pub swapped: tokio::sync::watch::Receiver<u64>,
+}
+
+/// How long a change made through the API waits for the library to serve it.
+const SERVE_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+impl SkillsAdmin {
+    /// The generation in force now; read before a write, for [`Self::served_after`].
+    pub(super) fn generation(&self) -> u64 {
+        *self.swapped.borrow()
+    }
+
+    /// Returns once the library in force is newer than `before` (the watcher picked up the
+    /// file just written), or after [`SERVE_WAIT`]: an answer then means the change is live,
+    /// so a screen reloading the list shows it.
+    pub(super) async fn served_after(&self, before: u64) {
+        let mut swapped = self.swapped.clone();
+        let _ = tokio::time::timeout(SERVE_WAIT, swapped.wait_for(|g| *g != before)).await;
+    }
 }
 
 pub fn router() -> Router<Arc<AdminState>> {
@@ -218,10 +238,18 @@ async fn set_disabled(state: &AdminState, name: &str, disabled: bool) -> Answer 
 async fn write(skills: &SkillsAdmin, skill: Skill) -> Answer {
     let dir = skills.dir.clone();
     let json = skill_json(&skill, true);
+    let before = skills.generation();
     // A file the library refuses to write is the request's fault: nothing was changed.
-    tokio::task::spawn_blocking(move || history::replace(&dir, &skill, "edited"))
-        .await?
-        .map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    let changed = tokio::task::spawn_blocking(move || {
+        let file = dir.join(&skill.name).join("SKILL.md");
+        let old = std::fs::read(&file).ok();
+        history::replace(&dir, &skill, "edited").map(|_| std::fs::read(&file).ok() != old)
+    })
+    .await?
+    .map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    if changed {
+        skills.served_after(before).await;
+    }
     Ok(Json(json))
 }
 

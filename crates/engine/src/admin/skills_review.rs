@@ -76,12 +76,16 @@ async fn approve(
     Path(name): Path<String>,
     body: Bytes,
 ) -> Answer {
-    let dir = skills(&state)?.dir.clone();
+    let library = skills(&state)?;
+    let dir = library.dir.clone();
     let edit: Approve = optional(&body)?;
     let approved = name.clone();
+    let before = library.generation();
     tokio::task::spawn_blocking(move || proposals::approve(&dir, &approved, edit.text.as_deref()))
         .await?
         .map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    // Answered once the skill is live: a screen reloading the library then lists it.
+    library.served_after(before).await;
     Ok(Json(json!({ "approved": name })))
 }
 
@@ -181,11 +185,14 @@ async fn rollback(
     Path(name): Path<String>,
     body: Bytes,
 ) -> Answer {
-    let dir = skills(&state)?.dir.clone();
+    let library = skills(&state)?;
+    let dir = library.dir.clone();
     let asked: Rollback = optional(&body)?;
     let target = name.clone();
+    let before = library.generation();
     let restored = tokio::task::spawn_blocking(move || history::rollback(&dir, &target, asked.to))
         .await?
         .map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    library.served_after(before).await;
     Ok(Json(json!({ "name": name, "restored": restored })))
 }

@@ -197,7 +197,7 @@ mod tests {
     use crate::secrets::{BackendChoice, SecretStore};
 
     #[test]
-    fn every_preset_has_an_https_base_a_protocol_and_a_model() {
+    fn every_hosted_preset_has_an_https_base_and_a_key_and_local_ones_loopback() {
         let names: Vec<_> = PRESETS.iter().map(|p| p.name).collect();
         assert_eq!(
             names,
@@ -210,16 +210,26 @@ mod tests {
                 "openrouter",
                 "volcengine",
                 "anthropic",
+                "ollama",
+                "lmstudio",
                 "custom"
             ]
         );
         for p in PRESETS.iter().filter(|p| p.name != "custom") {
             let url = reqwest::Url::parse(p.api_base).unwrap();
-            assert_eq!(url.scheme(), "https", "{}", p.name);
-            assert!(url.host_str().is_some(), "{}", p.name);
+            let local = ["ollama", "lmstudio"].contains(&p.name);
+            if local {
+                // A server on this machine: plain HTTP on loopback, no key.
+                assert_eq!(url.scheme(), "http", "{}", p.name);
+                assert_eq!(url.host_str(), Some("127.0.0.1"), "{}", p.name);
+                assert!(!p.key_required, "{}", p.name);
+            } else {
+                assert_eq!(url.scheme(), "https", "{}", p.name);
+                assert!(url.host_str().is_some(), "{}", p.name);
+                assert!(p.key_required, "{}", p.name);
+            }
             assert!(!p.api_base.ends_with('/'), "{}", p.name);
             assert!(!p.default_model.is_empty(), "{}", p.name);
-            assert!(p.key_required, "{}", p.name);
             assert!(!p.label.is_empty());
         }
         let custom = find("custom").unwrap();

@@ -90,6 +90,7 @@ pub(super) fn serve(s: Serving<'_>, options: &StartOptions) -> Result<Served, En
             mode: config.skills.retrieval_mode,
             semantic: learners.semantic_query.clone(),
             team: crate::skills::team_sync::team(&config, paths),
+            swapped: s.swapped.clone(),
         }),
         memory: learners.memory.clone(),
         agents: agents_admin,
