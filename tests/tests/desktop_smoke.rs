@@ -755,8 +755,23 @@ impl Menu {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn tray_menu_second_launch_start_at_login_pause_and_quit() {
-    // Not set up yet, started hidden (as at login): the tray only, no window.
-    let d = Desktop::start("proxy:\n  port: {port}\n", None, &["--hidden"]).await;
+    // Not set up yet, started hidden (as at login): the tray only, no window. One learned
+    // skill waits for review (`skills.review: ask` filed it).
+    let d = Desktop::start_with("proxy:\n  port: {port}\n", None, &["--hidden"], |s| {
+        let folder = s.home.join("skills/.proposals/tea-brewing");
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(
+            folder.join("SKILL.md"),
+            "---\nname: tea-brewing\ndescription: Use when brewing tea\n---\n\nWarm the pot first.\n",
+        )
+        .unwrap();
+        std::fs::write(
+            folder.join("PROPOSAL.json"),
+            r#"{"name": "tea-brewing", "description": "Use when brewing tea", "sessions": ["s1"], "improves": false, "at_ms": 1}"#,
+        )
+        .unwrap();
+    })
+    .await;
     let port = d.port;
     let menu = d.menu();
     let items = menu.layout("Quit");
@@ -791,6 +806,7 @@ async fn tray_menu_second_launch_start_at_login_pause_and_quit() {
         "Settings",
         "Start at login",
         "Quit",
+        "Review 1 learned skill…",
     ] {
         assert!(names.contains(&want), "no `{want}` in {names:?}");
     }
@@ -813,6 +829,15 @@ async fn tray_menu_second_launch_start_at_login_pause_and_quit() {
         })
     });
     assert!(colours > 64);
+    // The review line opens the Skills screen, where the proposal waits.
+    menu.click("Review 1 learned skill…");
+    tokio::task::block_in_place(|| {
+        poll("the window on the Skills screen", STEP_DEADLINE, || {
+            d.logs()
+                .contains("showing the window on Skills")
+                .then_some(())
+        })
+    });
 
     // Start at login writes the login item, which starts MetaClaw hidden.
     menu.click("Start at login");

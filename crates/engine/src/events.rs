@@ -25,7 +25,8 @@ pub enum EngineEvent {
     },
     /// Skill evolution wrote new skills to the library.
     SkillsLearned { names: Vec<String> },
-    /// Skill evolution filed skills for approval (`skills.review: ask`).
+    /// Skill evolution filed skills for approval (`skills.review: ask`); with no names, a
+    /// proposal was approved or rejected (what waits changed, nothing new to tell).
     SkillProposed { names: Vec<String> },
     /// Memory gained, changed or lost units (extraction, consolidation, an edit).
     MemoryChanged,

@@ -28,10 +28,12 @@ pub enum ItemId {
     Quit,
     Wechat,
     WechatLogin,
+    /// "Review N learned skills…": opens the Skills screen.
+    Review,
 }
 
 impl ItemId {
-    pub const ALL: [ItemId; 21] = [
+    pub const ALL: [ItemId; 22] = [
         ItemId::Status,
         ItemId::Agent,
         ItemId::Learning,
@@ -53,6 +55,7 @@ impl ItemId {
         ItemId::Quit,
         ItemId::Wechat,
         ItemId::WechatLogin,
+        ItemId::Review,
     ];
 
     /// The Mode ▸ items, in menu order.
@@ -81,6 +84,7 @@ impl ItemId {
             ItemId::Quit => "quit",
             ItemId::Wechat => "wechat",
             ItemId::WechatLogin => "wechat-login",
+            ItemId::Review => "review-skills",
         }
     }
 
@@ -112,6 +116,7 @@ impl ItemId {
             ItemId::Quit => "Quit",
             ItemId::Wechat => "WeChat",
             ItemId::WechatLogin => "Log in to WeChat again",
+            ItemId::Review => "Review learned skills",
         }
     }
 
@@ -210,6 +215,8 @@ pub struct View {
     pub autostart: bool,
     /// The WeChat line, when the channel is on for OpenClaw (with "Log in to WeChat again").
     pub wechat: Option<String>,
+    /// "Review N learned skills…" while skills wait for approval (`skills.review: ask`).
+    pub review: Option<String>,
 }
 
 /// What the tray shows besides the scheduler: the host's own state.
@@ -219,6 +226,17 @@ pub struct HostView {
     pub mode: Mode,
     pub autostart: bool,
     pub wechat: Option<String>,
+    /// Learned skills waiting for approval.
+    pub proposals: usize,
+}
+
+/// The tray's review line for `n` proposals waiting; none when nothing waits.
+pub fn review_line(n: usize) -> Option<String> {
+    match n {
+        0 => None,
+        1 => Some("Review 1 learned skill…".to_owned()),
+        n => Some(format!("Review {n} learned skills…")),
+    }
 }
 
 impl View {
@@ -259,14 +277,15 @@ impl View {
             mode: host.mode,
             autostart: host.autostart,
             wechat: host.wechat.clone(),
+            review: review_line(host.proposals),
         }
     }
 
     pub fn tooltip(&self) -> String {
         let mut tip = format!("{}\n{}\n{}", self.status, self.agent, self.learning);
-        if let Some(w) = &self.wechat {
+        for line in [&self.wechat, &self.review].into_iter().flatten() {
             tip.push('\n');
-            tip.push_str(w);
+            tip.push_str(line.trim_end_matches('…'));
         }
         tip
     }
@@ -360,6 +379,7 @@ mod tests {
             mode: Mode::Rl,
             autostart: false,
             wechat: None,
+            review: None,
         };
         let checked: Vec<_> = ItemId::ALL
             .into_iter()
@@ -370,6 +390,18 @@ mod tests {
             view.tooltip(),
             "MetaClaw — serving on 127.0.0.1:30000\nAgent: OpenClaw connected\nLearning: window open"
         );
+        let waiting = View {
+            review: review_line(2),
+            ..view
+        };
+        assert!(waiting.tooltip().ends_with("\nReview 2 learned skills"));
+    }
+
+    #[test]
+    fn the_review_line_counts_what_waits() {
+        assert_eq!(review_line(0), None);
+        assert_eq!(review_line(1).as_deref(), Some("Review 1 learned skill…"));
+        assert_eq!(review_line(3).as_deref(), Some("Review 3 learned skills…"));
     }
 
     #[test]

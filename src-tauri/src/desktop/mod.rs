@@ -48,6 +48,8 @@ pub enum Screen {
     Settings,
     /// The dashboard, reloaded so its WeChat panel shows a login just started.
     Wechat,
+    /// The Skills screen (proposals to review).
+    Skills,
 }
 
 impl Screen {
@@ -57,6 +59,7 @@ impl Screen {
             Screen::Setup => Some("setup"),
             Screen::Settings => Some("settings"),
             Screen::Wechat => Some("dashboard"),
+            Screen::Skills => Some("skills"),
         }
     }
 }
@@ -280,6 +283,7 @@ pub(super) fn open_window(app: &AppHandle, host: &Host, screen: Screen) {
         }
     };
     if let Some(window) = app.get_webview_window(WINDOW_LABEL) {
+        tracing::info!("showing the window on {screen:?}");
         if screen != Screen::Dashboard
             && let Err(e) = window.navigate(url)
         {

@@ -1,6 +1,7 @@
 //! The tray icon and its menu: built from a [`View`], rebuilt when the view changes (the
 //! scheduler moved, the engine restarted, an agent connected), and what each item does.
 
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -33,7 +34,7 @@ pub fn build(app: &AppHandle, host: &Arc<Host>) -> tauri::Result<()> {
     let view = view_of(
         &live,
         &live.windows.snapshot(),
-        &host_view(app, &live, vec![]),
+        &host_view(app, &live, vec![], &host.paths.skills),
     );
     let (menu, items) = build_menu(app, &view)?;
     app.manage(Shown(Mutex::new(Some(items))));
@@ -59,6 +60,8 @@ struct LiveItems {
     login: CheckMenuItem<Wry>,
     /// The WeChat line, while the channel is on (its presence rebuilds the menu).
     wechat: Option<MenuItem<Wry>>,
+    /// "Review N learned skills…", while proposals wait (its presence rebuilds the menu).
+    review: Option<MenuItem<Wry>>,
 }
 
 impl LiveItems {
@@ -70,6 +73,9 @@ impl LiveItems {
             item.set_checked(view.checked(*id))?;
         }
         if let (Some(item), Some(line)) = (&self.wechat, &view.wechat) {
+            item.set_text(line)?;
+        }
+        if let (Some(item), Some(line)) = (&self.review, &view.review) {
             item.set_text(line)?;
         }
         self.login.set_checked(view.autostart)
@@ -136,6 +142,10 @@ fn build_menu(app: &AppHandle, view: &View) -> tauri::Result<(Menu<Wry>, LiveIte
         )),
         None => None,
     };
+    let review = match &view.review {
+        Some(line) => Some(item(ItemId::Review, line, true)?),
+        None => None,
+    };
     let separators = (0..3)
         .map(|_| PredefinedMenuItem::separator(app))
         .collect::<tauri::Result<Vec<_>>>()?;
@@ -145,6 +155,9 @@ fn build_menu(app: &AppHandle, view: &View) -> tauri::Result<(Menu<Wry>, LiveIte
     let mut items: Vec<&dyn IsMenuItem<Wry>> = vec![&status, &agent, &learning];
     if let Some((line, relogin)) = &wechat {
         items.extend([line as &dyn IsMenuItem<Wry>, relogin]);
+    }
+    if let Some(review) = &review {
+        items.push(review);
     }
     items.extend([
         first as &dyn IsMenuItem<Wry>,
@@ -167,6 +180,7 @@ fn build_menu(app: &AppHandle, view: &View) -> tauri::Result<(Menu<Wry>, LiveIte
         modes,
         login,
         wechat: wechat.map(|(line, _)| line),
+        review,
     };
     Ok((menu, live))
 }
@@ -180,12 +194,14 @@ fn submenu<M: IsMenuItem<Wry>>(
     Submenu::with_id_and_items(app, id.as_str(), id.label(), true, &refs)
 }
 
-fn host_view(app: &AppHandle, live: &Live, agents: Vec<String>) -> HostView {
+/// The host's part of the view; counts the proposals waiting in `skills` (a folder listing).
+fn host_view(app: &AppHandle, live: &Live, agents: Vec<String>, skills: &Path) -> HostView {
     HostView {
         agents,
         mode: live.mode,
         autostart: app.autolaunch().is_enabled().unwrap_or(false),
         wechat: wechat_line(live),
+        proposals: metaclaw_skills::proposals::list(skills).len(),
     }
 }
 
@@ -249,7 +265,9 @@ fn set_tray(app: &AppHandle, tray: &TrayIcon<Wry>, view: &View) -> tauri::Result
         .map_err(|_| anyhow::anyhow!("the tray menu's state is poisoned"))?;
     match shown.as_ref() {
         Some(items)
-            if items.paused == view.paused && items.wechat.is_some() == view.wechat.is_some() =>
+            if items.paused == view.paused
+                && items.wechat.is_some() == view.wechat.is_some()
+                && items.review.is_some() == view.review.is_some() =>
         {
             items.update(view)?
         }
@@ -284,7 +302,11 @@ pub fn follow(app: AppHandle, host: Arc<Host>) {
             loop {
                 if redraw {
                     let snapshot = scheduler.borrow_and_update().clone();
-                    let view = view_of(&live, &snapshot, &host_view(&app, &live, agents.clone()));
+                    let view = view_of(
+                        &live,
+                        &snapshot,
+                        &host_view(&app, &live, agents.clone(), &host.paths.skills),
+                    );
                     if shown.as_ref() != Some(&view) {
                         apply(&app, &view);
                         shown = Some(view);
@@ -303,7 +325,12 @@ pub fn follow(app: AppHandle, host: Arc<Host>) {
                     }
                     _ = agents_tick.tick() => agents = connected_agents(&host).await,
                     event = events.recv() => match event {
-                        Ok(EngineEvent::Wechat { .. }) | Err(RecvError::Lagged(_)) => {}
+                        Ok(
+                            EngineEvent::Wechat { .. }
+                            | EngineEvent::SkillProposed { .. }
+                            | EngineEvent::SkillsLearned { .. },
+                        )
+                        | Err(RecvError::Lagged(_)) => {}
                         Ok(_) => redraw = false,
                         Err(RecvError::Closed) => break 'engines,
                     },
@@ -323,7 +350,7 @@ fn redraw(app: &AppHandle, host: &Arc<Host>) {
         let view = view_of(
             &live,
             &live.windows.snapshot(),
-            &host_view(&app, &live, agents),
+            &host_view(&app, &live, agents, &host.paths.skills),
         );
         apply(&app, &view);
     });
@@ -401,6 +428,7 @@ fn on_menu_event(app: &AppHandle, host: &Arc<Host>, event: MenuEvent) {
             });
         }
         ItemId::OpenDashboard => open_window(app, host, Screen::Dashboard),
+        ItemId::Review => open_window(app, host, Screen::Skills),
         ItemId::Settings => open_window(app, host, Screen::Settings),
         ItemId::StartAtLogin => {
             let launcher = app.autolaunch();

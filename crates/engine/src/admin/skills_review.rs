@@ -18,6 +18,7 @@ use super::api_error::ApiError;
 use super::routes::AdminState;
 use super::skills::skills;
 use crate::clock::unix_ms;
+use crate::events::EngineEvent;
 use crate::store_access;
 
 type Answer = Result<Json<Value>, ApiError>;
@@ -86,7 +87,16 @@ async fn approve(
         .map_err(|e| ApiError::BadRequest(e.to_string()))?;
     // Answered once the skill is live: a screen reloading the library then lists it.
     library.served_after(before).await;
+    proposals_changed(&state);
     Ok(Json(json!({ "approved": name })))
+}
+
+/// Tells the tray and open screens that one fewer proposal waits (no new names: nothing to
+/// notify about).
+fn proposals_changed(state: &AdminState) {
+    state
+        .events
+        .emit(EngineEvent::SkillProposed { names: Vec::new() });
 }
 
 async fn reject(State(state): State<Arc<AdminState>>, Path(name): Path<String>) -> Answer {
@@ -95,6 +105,7 @@ async fn reject(State(state): State<Arc<AdminState>>, Path(name): Path<String>) 
     tokio::task::spawn_blocking(move || proposals::reject(&dir, &rejected))
         .await?
         .map_err(|e| ApiError::NotFound(e.to_string()))?;
+    proposals_changed(&state);
     Ok(Json(json!({ "rejected": name })))
 }
 
