@@ -267,3 +267,70 @@ async fn a_rollback_restores_the_previous_file_byte_for_byte_and_can_be_undone()
     assert_eq!(status, 400, "{out}");
     assert_eq!(std::fs::read(&file).unwrap(), changed);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_edit_made_outside_metaclaw_is_a_version_that_rolls_back() {
+    let upstream = FakeUpstream::start(FakeOptions::default()).await.unwrap();
+    let port = free_port();
+    let home = Home::new(&format!(
+        "llm:\n  api: openai\n  api_base: {}\n  model_id: chat-model\nproxy:\n  port: {port}\n\
+         skills:\n  auto_evolve: false\n",
+        upstream.base_url_openai(),
+    ));
+    home.start_daemon().await;
+    let file = home.path().join("skills/tea-brewing/SKILL.md");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let original = "---\nname: tea-brewing\ndescription: Use when brewing tea\n---\n\nWarm the pot first.   \n";
+    std::fs::write(&file, original).unwrap();
+    until_served(&home, port, "tea-brewing", true).await;
+
+    // An editor rewrites the file; the watcher reloads it and keeps what it replaced.
+    let edited = original.replace("Warm the pot first.", "Never warm the pot.");
+    std::fs::write(&file, &edited).unwrap();
+    let mut history = Value::Null;
+    for _ in 0..200 {
+        history = admin(
+            &home,
+            port,
+            "GET",
+            "/api/skills/tea-brewing/history",
+            Value::Null,
+        )
+        .await
+        .1;
+        if history["versions"][0]["reason"] == "edited outside MetaClaw" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        history["versions"][0]["reason"], "edited outside MetaClaw",
+        "{history}"
+    );
+    assert_eq!(history["versions"][0]["text"], original, "{history}");
+    assert_eq!(
+        history["versions"].as_array().unwrap().len(),
+        1,
+        "{history}"
+    );
+
+    let rolled = home.run(&["skills", "rollback", "tea-brewing"]);
+    assert!(rolled.status.success(), "{rolled:?}");
+    assert_eq!(std::fs::read(&file).unwrap(), original.as_bytes());
+    // The rollback is MetaClaw's own write: one version for it, none taken for an outside edit.
+    let (_, after) = admin(
+        &home,
+        port,
+        "GET",
+        "/api/skills/tea-brewing/history",
+        Value::Null,
+    )
+    .await;
+    let reasons: Vec<&str> = after["versions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["reason"].as_str().unwrap())
+        .collect();
+    assert_eq!(reasons, ["rollback", "edited outside MetaClaw"], "{after}");
+}

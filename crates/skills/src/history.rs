@@ -10,6 +10,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
+use crate::outside;
 use crate::parse::{SkillError, is_slug, parse_skill};
 use crate::skill::Skill;
 use crate::write::{render_skill, write_atomically};
@@ -50,6 +51,9 @@ pub fn replace_bytes(
     keep(library, name, reason)?;
     let folder = library.join(name);
     fs::create_dir_all(&folder).map_err(|e| SkillError::io(&folder, e))?;
+    // What MetaClaw wrote is what it saw, noted first: a reload between the two writes
+    // must not take this write for an edit made outside MetaClaw.
+    outside::remember(library, name, bytes)?;
     let target = folder.join("SKILL.md");
     write_atomically(&target, bytes)?;
     Ok(target)
@@ -58,7 +62,7 @@ pub fn replace_bytes(
 /// Copies the current `SKILL.md` of `name` (if there is one) into its history as the
 /// newest version, then drops versions beyond [`KEEP`]. Returns the version kept.
 pub fn keep(library: &Path, name: &str, reason: &str) -> Result<Option<Version>, SkillError> {
-    let folder = slot(library, name)?;
+    slot(library, name)?;
     let current = library.join(name).join("SKILL.md");
     let bytes = match fs::read(&current) {
         Ok(b) => b,
@@ -68,6 +72,19 @@ pub fn keep(library: &Path, name: &str, reason: &str) -> Result<Option<Version>,
     let written_ms = fs::metadata(&current)
         .and_then(|m| m.modified())
         .map_or(0, millis);
+    keep_bytes(library, name, &bytes, written_ms, reason).map(Some)
+}
+
+/// Keeps `bytes` (a file of `name` written at `written_ms`) as its newest version, replaced
+/// now for `reason`, then drops versions beyond [`KEEP`].
+pub(crate) fn keep_bytes(
+    library: &Path,
+    name: &str,
+    bytes: &[u8],
+    written_ms: u64,
+    reason: &str,
+) -> Result<Version, SkillError> {
+    let folder = slot(library, name)?;
     fs::create_dir_all(&folder).map_err(|e| SkillError::io(&folder, e))?;
     let n = numbers(&folder).last().map_or(1, |n| n + 1);
     let version = Version {
@@ -76,7 +93,7 @@ pub fn keep(library: &Path, name: &str, reason: &str) -> Result<Option<Version>,
         replaced_ms: millis(SystemTime::now()),
         reason: reason.to_owned(),
     };
-    write_atomically(&folder.join(format!("{n}.md")), &bytes)?;
+    write_atomically(&folder.join(format!("{n}.md")), bytes)?;
     let record = serde_json::to_vec_pretty(&version)
         .map_err(|e| SkillError::invalid(None, None, format!("history record: {e}")))?;
     write_atomically(&folder.join(format!("{n}.json")), &record)?;
@@ -87,7 +104,7 @@ pub fn keep(library: &Path, name: &str, reason: &str) -> Result<Option<Version>,
             fs::remove_file(&path).map_err(|e| SkillError::io(&path, e))?;
         }
     }
-    Ok(Some(version))
+    Ok(version)
 }
 
 /// The versions of `name`, newest first. A version whose record is unreadable is listed
@@ -148,7 +165,7 @@ pub fn rollback(library: &Path, name: &str, to: Option<u32>) -> Result<u32, Skil
     Ok(n)
 }
 
-fn slot(library: &Path, name: &str) -> Result<PathBuf, SkillError> {
+pub(crate) fn slot(library: &Path, name: &str) -> Result<PathBuf, SkillError> {
     if !is_slug(name) {
         let msg = format!("expected a skill name like debug-systematically, got {name:?}");
         return Err(SkillError::invalid(None, None, msg));
@@ -172,7 +189,7 @@ fn numbers(folder: &Path) -> Vec<u32> {
     out
 }
 
-fn millis(t: SystemTime) -> u64 {
+pub(crate) fn millis(t: SystemTime) -> u64 {
     t.duration_since(UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }

@@ -9,6 +9,7 @@ pub mod history;
 pub mod import;
 pub mod library;
 pub mod migrate;
+pub mod outside;
 pub mod parse;
 pub mod proposals;
 pub mod quarantine;

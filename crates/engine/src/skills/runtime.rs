@@ -81,6 +81,7 @@ impl SkillsRuntime {
                 (None, None)
             }
         };
+        note_outside_edits(&dir).await;
         let first = match &library {
             Some(shared) => shared.current(),
             None => Arc::new(Library::load(std::slice::from_ref(&dir))),
@@ -92,6 +93,7 @@ impl SkillsRuntime {
         let (refresher, first) = match library {
             Some(shared) => {
                 let refresh = Refresh {
+                    dir: dir.clone(),
                     current: current.clone(),
                     config,
                     db,
@@ -125,6 +127,7 @@ impl Drop for SkillsRuntime {
 
 /// What the reload task keeps.
 struct Refresh {
+    dir: PathBuf,
     current: CurrentSkills,
     config: RetrievalConfig,
     db: PathBuf,
@@ -139,6 +142,7 @@ impl Refresh {
     async fn run(self, shared: SharedLibrary, mut pending: Option<AbortOnDrop>) {
         let mut changes = shared.subscribe();
         while changes.changed().await.is_ok() {
+            note_outside_edits(&self.dir).await;
             // The watcher reports only content changes, so every one is worth a rebuild.
             let snapshot = build(shared.current(), self.config.clone(), self.db.clone()).await;
             let generation = snapshot.generation;
@@ -149,6 +153,22 @@ impl Refresh {
             self.swapped.send_replace(generation);
             tracing::info!(skills, generation, "skill library reloaded");
         }
+    }
+}
+
+/// Keeps, as a version, what an edit made outside MetaClaw replaced (see
+/// `metaclaw_skills::outside`): file reads and writes, off the runtime's worker threads.
+async fn note_outside_edits(dir: &Path) {
+    let dir = dir.to_owned();
+    match tokio::task::spawn_blocking(move || metaclaw_skills::outside::note(&dir)).await {
+        Ok(Ok(kept)) if !kept.is_empty() => {
+            tracing::info!(skills = ?kept, "kept the versions that edits outside MetaClaw replaced");
+        }
+        Ok(Ok(_)) => {}
+        Ok(Err(e)) => {
+            tracing::warn!(error = %e, "cannot keep versions of skills edited outside MetaClaw")
+        }
+        Err(e) => tracing::warn!(error = %e, "the skill history task failed"),
     }
 }
 
