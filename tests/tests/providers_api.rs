@@ -86,7 +86,10 @@ async fn presets_and_connection_tests_through_the_admin_api() {
     assert_eq!(s, StatusCode::OK, "{text}");
     let v: Value = serde_json::from_str(&text).unwrap();
     let presets = v["presets"].as_array().unwrap();
-    assert_eq!(presets.len(), 9);
+    assert_eq!(presets.len(), 11);
+    let ollama = presets.iter().find(|p| p["name"] == "ollama").unwrap();
+    assert_eq!(ollama["api_base"], "http://127.0.0.1:11434/v1");
+    assert_eq!(ollama["key_required"], false);
     let openrouter = presets.iter().find(|p| p["name"] == "openrouter").unwrap();
     assert_eq!(openrouter["api_base"], "https://openrouter.ai/api/v1");
     assert_eq!(openrouter["api"], "openai");
