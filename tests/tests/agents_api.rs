@@ -741,7 +741,14 @@ async fn openclaw_switches_between_proxy_and_plugin_and_comes_back_whole() {
         "{oc}"
     );
 
-    // A restart keeps it a plugin (it is not pointed at the proxy again).
+    // The engine slot reset by hand (as `openclaw plugins uninstall` does): a restart puts
+    // the plugin back, as it was connected, rather than pointing OpenClaw at the proxy.
+    let reset = written.replace(
+        "\"contextEngine\": \"metaclaw\"",
+        "\"contextEngine\": \"legacy\"",
+    );
+    assert_ne!(reset, written);
+    d.machine.write(OPENCLAW, &reset);
     d.restart_on_new_port().await;
     let list = d.list_after_start().await;
     let oc = agent(&list, "openclaw");

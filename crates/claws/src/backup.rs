@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::error::ClawError;
+use crate::target::Mode;
 
 /// The manifest layout; bumped if it ever changes incompatibly.
 const MANIFEST_VERSION: u32 = 1;
@@ -51,6 +52,10 @@ pub struct Manifest {
     pub created_at: String,
     pub updated_at: String,
     pub files: Vec<FileRecord>,
+    /// How the last connect connected the agent (proxy or plugin); absent in backups made
+    /// before MetaClaw had plugins.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<Mode>,
 }
 
 /// An agent's backup directory and its manifest.
@@ -107,6 +112,7 @@ impl Backup {
                 created_at: now.clone(),
                 updated_at: now,
                 files: Vec::new(),
+                mode: None,
             },
         }
     }

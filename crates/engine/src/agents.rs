@@ -72,15 +72,27 @@ pub fn has_plugin(name: &str) -> bool {
     adapters::plugin_of(name).is_some()
 }
 
-/// The adapter `name` is connected with now: its plugin when the config holds MetaClaw's
-/// plugin entries, else its default.
+/// The adapter `name` is connected with now: the way its last connect recorded in the
+/// backup (so a start reconnects a plugin as a plugin even if its entries were removed);
+/// for a backup older than plugins, its plugin when the config holds the plugin's entries;
+/// else its default.
 fn in_use(paths: &Paths, env: &Env, name: &str) -> Result<Box<dyn Adapter>, AgentError> {
     let default = adapter(name)?;
     if default.mode() == Mode::Proxy
         && let Some(plugin) = adapters::plugin_of(name)
-        && driver::status(plugin.as_ref(), env, &backup_root(paths)).connected
     {
-        return Ok(plugin);
+        let root = backup_root(paths);
+        let recorded = metaclaw_claws::backup::Backup::load(&root, name)
+            .ok()
+            .flatten()
+            .and_then(|b| b.manifest.mode);
+        let plugged = match recorded {
+            Some(mode) => mode == Mode::Plugin,
+            None => driver::status(plugin.as_ref(), env, &root).connected,
+        };
+        if plugged {
+            return Ok(plugin);
+        }
     }
     Ok(default)
 }

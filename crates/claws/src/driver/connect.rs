@@ -133,6 +133,7 @@ pub fn connect_with(
             target.base(adapter.protocol()),
         )?;
     }
+    b.manifest.mode = Some(adapter.mode());
     // The backup is on disk before the config changes, so a crash in between leaves
     // something to restore from.
     b.save()?;
