@@ -37,6 +37,29 @@ TOOLS_ANTHROPIC = [
 ]
 
 
+def metaclaw_cli(args, env) -> str:
+    """`metaclaw ARGS`, which must succeed; its standard output."""
+    out = subprocess.run([METACLAW, *args], env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, f"metaclaw {' '.join(args)} failed ({out.returncode}):\n{out.stdout}\n{out.stderr}"
+    return out.stdout
+
+
+def wait_for(what, check, seconds=60):
+    """`check()`'s first truthy value, polled (bounded) until `seconds` have passed."""
+    deadline = time.monotonic() + seconds
+    while True:
+        value = check()
+        if value:
+            return value
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.1)
+
+
+def holders_of(root: Path, secret: bytes) -> list:
+    """The files under `root` holding `secret`."""
+    return [p for p in root.rglob("*") if p.is_file() and secret in p.read_bytes()]
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from conftest import METACLAW, PROXY_KEY, MetaClaw
+from conftest import METACLAW, PROXY_KEY, MetaClaw, holders_of, metaclaw_cli, wait_for
 from test_real_agents import BIN, BLOCK, agent_env, agent_requests, model  # noqa: F401 (fixture)
 
 OAUTH = "sk-ant-oat01-plugin-test-0123456789abcdefghij"
@@ -41,10 +41,6 @@ SETTINGS = """{
 DEADLINE_S = 20
 
 
-def metaclaw(args, env):
-    out = subprocess.run([METACLAW, *args], env=env, capture_output=True, text=True, timeout=30)
-    assert out.returncode == 0, f"metaclaw {' '.join(args)} failed ({out.returncode}):\n{out.stdout}\n{out.stderr}"
-    return out.stdout
 
 
 def ask(prompt, env, cwd):
@@ -59,19 +55,8 @@ def ask(prompt, env, cwd):
     return result["result"], result["session_id"]
 
 
-def wait_for(what, check):
-    """`check()`'s first truthy value, polled until DEADLINE_S."""
-    deadline = time.monotonic() + DEADLINE_S
-    while True:
-        value = check()
-        if value:
-            return value
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.1)
 
 
-def holders_of(root: Path, secret: bytes):
-    return [p for p in root.rglob("*") if p.is_file() and secret in p.read_bytes()]
 
 
 def test_claude_code_with_metaclaw_as_its_plugin(model):
@@ -97,7 +82,7 @@ def test_claude_code_with_metaclaw_as_its_plugin(model):
         assert "--plugin" in plain.stderr and "ANTHROPIC_BASE_URL" in plain.stderr, plain.stderr
         assert settings.read_bytes() == original
 
-        metaclaw(["agent", "connect", "claude-code", "--plugin"], cli_env)
+        metaclaw_cli(["agent", "connect", "claude-code", "--plugin"], cli_env)
         written = json.loads(settings.read_text())
         assert written["theme"] == "dark" and written["hooks"]["Notification"], written
         for event in ("UserPromptSubmit", "Stop", "SessionEnd"):
@@ -109,19 +94,19 @@ def test_claude_code_with_metaclaw_as_its_plugin(model):
         text = settings.read_text()
         for secret in (PROXY_KEY, "ANTHROPIC", "api_key", "apiKey"):
             assert secret not in text, secret
-        assert "plugin" in metaclaw(["agent", "status", "claude-code"], cli_env)
+        assert "plugin" in metaclaw_cli(["agent", "status", "claude-code"], cli_env)
 
         # Session one states the rule; its turn is MetaClaw's, in the user's words.
         model.clear()
         answer, first = ask(RULE, env, work)
         assert answer == "Noted."
         assert all(r["authorization"] == f"Bearer {OAUTH}" for r in model.requests())
-        turns = wait_for("the first turn", lambda: mc.turns(first))
+        turns = wait_for("the first turn", lambda: mc.turns(first), DEADLINE_S)
         assert [t["upstream"] for t in turns] == ["plugin:claude-code"], turns
         assert RULE in turns[0]["request_json"], turns[0]["request_json"]
         assert "<system-reminder>" not in turns[0]["request_json"]
         # Claude Code ended the session on exit (SessionEnd): the rule is learned.
-        wait_for("the rule learned", lambda: mc.admin("GET", "/api/memory")["total"] > 0)
+        wait_for("the rule learned", lambda: mc.admin("GET", "/api/memory")["total"] > 0, DEADLINE_S)
 
         # Session two shares no word with the rule: the rule reaches the provider in the block.
         model.clear()
@@ -133,7 +118,7 @@ def test_claude_code_with_metaclaw_as_its_plugin(model):
         block = re.search(r"<metaclaw-context>.*?</metaclaw-context>", sent, re.DOTALL).group(0)
         assert "YYYY-MM-DD" in block, block
         assert request["authorization"] == f"Bearer {OAUTH}"
-        wait_for("the second turn", lambda: mc.turns(second))
+        wait_for("the second turn", lambda: mc.turns(second), DEADLINE_S)
 
         # MetaClaw stopped: Claude Code goes on as if the plugin were absent, without waiting.
         mc.stop()
@@ -145,7 +130,7 @@ def test_claude_code_with_metaclaw_as_its_plugin(model):
         # MetaClaw never saw the provider's token.
         assert not holders_of(mc.home, OAUTH.encode()), holders_of(mc.home, OAUTH.encode())
 
-        said = metaclaw(["agent", "disconnect", "claude-code"], cli_env)
+        said = metaclaw_cli(["agent", "disconnect", "claude-code"], cli_env)
         assert "restored" in said, said
         assert settings.read_bytes() == original
     finally:

@@ -11,25 +11,15 @@ The plugin is `integrations/hermes/metaclaw/`, installed by `metaclaw agent conn
 gives `config.yaml` back byte for byte and removes the link."""
 
 import json
-import subprocess
 import tempfile
-import time
 from pathlib import Path
 
-from conftest import METACLAW, UPSTREAM_KEY, MetaClaw
+from conftest import UPSTREAM_KEY, MetaClaw, metaclaw_cli, wait_for
 from test_real_agents_pypi import HERMES_BIN, HERMES_VERSION, agent_env, installed, run
 
 RULE = "From now on, always write dates as YYYY-MM-DD."
 
 
-def wait_for(what, check, seconds=60):
-    deadline = time.monotonic() + seconds
-    while True:  # bounded poll on the condition the test needs
-        value = check()
-        if value:
-            return value
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.1)
 
 
 def provider_prompts(fake) -> list:
@@ -51,9 +41,7 @@ def test_hermes_learns_through_metaclaw_as_its_memory_provider(fake):
         config = home / ".hermes/config.yaml"
         original = config.read_bytes()
         cli_env = dict(env, METACLAW_HOME=str(mc.home), METACLAW_SECRET_BACKEND="file")
-        said = subprocess.run([METACLAW, "agent", "connect", "hermes", "--plugin"], env=cli_env,
-                              capture_output=True, text=True, timeout=60)
-        assert said.returncode == 0, said.stdout + said.stderr
+        metaclaw_cli(["agent", "connect", "hermes", "--plugin"], cli_env)
         link = home / ".hermes/plugins/metaclaw"
         assert link.is_symlink() and link.resolve() == (mc.home / "integrations/hermes/metaclaw").resolve()
         assert "provider: metaclaw" in config.read_text()
@@ -79,9 +67,7 @@ def test_hermes_learns_through_metaclaw_as_its_memory_provider(fake):
         assert provider_prompts(fake), out.stdout[-2000:]
         assert all("metaclaw-context" not in p for p in provider_prompts(fake))
 
-        said = subprocess.run([METACLAW, "agent", "disconnect", "hermes"], env=cli_env,
-                              capture_output=True, text=True, timeout=60)
-        assert said.returncode == 0, said.stdout + said.stderr
+        metaclaw_cli(["agent", "disconnect", "hermes"], cli_env)
         assert config.read_bytes() == original
         assert not link.exists() and not link.is_symlink()
     finally:

@@ -17,38 +17,23 @@ OpenClaw is installed from the npm registry by scripts/agents.sh (pinned); METAC
 points at it."""
 
 import json
-import os
 import re
 import subprocess
 import tempfile
 import time
 from pathlib import Path
 
-from conftest import METACLAW, PROXY_KEY, MetaClaw
+from conftest import PROXY_KEY, MetaClaw, holders_of, metaclaw_cli, wait_for
 from test_real_agents import BIN, BLOCK, agent_env, model, run  # noqa: F401 (fixture)
 
 PROVIDER_KEY = "sk-provider-direct-0123456789abcdefghij"
 RULE = "From now on, always write dates as YYYY-MM-DD."
 QUESTION = "When did the last release go out?"
 STAMP = re.compile(r"\[(Mon|Tue|Wed|Thu|Fri|Sat|Sun) \d{4}-\d{2}-\d{2}")
-DEADLINE_S = 60
 
 
-def metaclaw(args, env):
-    out = subprocess.run([METACLAW, *args], env=env, capture_output=True, text=True, timeout=60)
-    assert out.returncode == 0, f"metaclaw {' '.join(args)} failed ({out.returncode}):\n{out.stdout}\n{out.stderr}"
-    return out.stdout
 
 
-def wait_for(what, check):
-    """`check()`'s first truthy value, polled until DEADLINE_S."""
-    deadline = time.monotonic() + DEADLINE_S
-    while True:
-        value = check()
-        if value:
-            return value
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.1)
 
 
 def system_prompts(model) -> list:
@@ -63,8 +48,6 @@ def system_prompts(model) -> list:
     return out
 
 
-def holders_of(root: Path, secret: bytes):
-    return [p for p in root.rglob("*") if p.is_file() and secret in p.read_bytes()]
 
 
 def test_openclaw_with_metaclaw_as_its_context_engine(model):
@@ -83,7 +66,7 @@ def test_openclaw_with_metaclaw_as_its_context_engine(model):
         config = home / ".openclaw/openclaw.json"
         original = config.read_bytes()
 
-        said = metaclaw(["agent", "connect", "openclaw", "--plugin"], cli_env)
+        said = metaclaw_cli(["agent", "connect", "openclaw", "--plugin"], cli_env)
         assert "Connected openclaw" in said, said
         written = config.read_text()
         for secret in (PROXY_KEY, "admin_token"):
@@ -96,7 +79,7 @@ def test_openclaw_with_metaclaw_as_its_context_engine(model):
         assert (package / "openclaw.plugin.json").is_file() and (package / "index.ts").is_file()
         # The provider is still OpenClaw's own.
         assert json.loads(written)["models"] == json.loads(original)["models"]
-        assert "connected (plugin)" in metaclaw(["agent", "status", "openclaw"], cli_env)
+        assert "connected (plugin)" in metaclaw_cli(["agent", "status", "openclaw"], cli_env)
 
         # Session one states the rule; its turn is MetaClaw's, in the user's words.
         model.clear()
@@ -143,7 +126,7 @@ def test_openclaw_with_metaclaw_as_its_context_engine(model):
         assert holders and all(p.parent == backups for p in holders), holders
         assert all(p.stat().st_mode & 0o077 == 0 for p in holders), [oct(p.stat().st_mode) for p in holders]
 
-        said = metaclaw(["agent", "disconnect", "openclaw"], cli_env)
+        said = metaclaw_cli(["agent", "disconnect", "openclaw"], cli_env)
         assert "restored" in said, said
         assert config.read_bytes() == original
     finally:

@@ -182,8 +182,9 @@ async fn with_review_ask_a_learned_skill_is_injected_only_once_approved() {
     assert!(!again.status.success());
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn a_rollback_restores_the_previous_file_byte_for_byte_and_can_be_undone() {
+/// A running daemon whose library serves `tea-brewing` as `original` (written by hand):
+/// its upstream (kept alive), home, port and the skill's file.
+async fn serving_tea(original: &str) -> (FakeUpstream, Home, u16, std::path::PathBuf) {
     let upstream = FakeUpstream::start(FakeOptions::default()).await.unwrap();
     let port = free_port();
     let home = Home::new(&format!(
@@ -194,10 +195,16 @@ async fn a_rollback_restores_the_previous_file_byte_for_byte_and_can_be_undone()
     home.start_daemon().await;
     let file = home.path().join("skills/tea-brewing/SKILL.md");
     std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-    // Spacing no writer would produce: a rollback must restore the bytes, not re-render.
-    let original = "---\nname: tea-brewing\ndescription: Use when brewing tea or choosing a teapot\n---\n\n# Tea\n\nWarm the pot first.   \n\n\n";
     std::fs::write(&file, original).unwrap();
     until_served(&home, port, "tea-brewing", true).await;
+    (upstream, home, port, file)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_rollback_restores_the_previous_file_byte_for_byte_and_can_be_undone() {
+    // Spacing no writer would produce: a rollback must restore the bytes, not re-render.
+    let original = "---\nname: tea-brewing\ndescription: Use when brewing tea or choosing a teapot\n---\n\n# Tea\n\nWarm the pot first.   \n\n\n";
+    let (_upstream, home, port, file) = serving_tea(original).await;
 
     let edited = original.replace("Warm the pot first.", "Use boiling water for black tea.");
     let (status, out) = admin(
@@ -270,19 +277,8 @@ async fn a_rollback_restores_the_previous_file_byte_for_byte_and_can_be_undone()
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_edit_made_outside_metaclaw_is_a_version_that_rolls_back() {
-    let upstream = FakeUpstream::start(FakeOptions::default()).await.unwrap();
-    let port = free_port();
-    let home = Home::new(&format!(
-        "llm:\n  api: openai\n  api_base: {}\n  model_id: chat-model\nproxy:\n  port: {port}\n\
-         skills:\n  auto_evolve: false\n",
-        upstream.base_url_openai(),
-    ));
-    home.start_daemon().await;
-    let file = home.path().join("skills/tea-brewing/SKILL.md");
-    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
     let original = "---\nname: tea-brewing\ndescription: Use when brewing tea\n---\n\nWarm the pot first.   \n";
-    std::fs::write(&file, original).unwrap();
-    until_served(&home, port, "tea-brewing", true).await;
+    let (_upstream, home, port, file) = serving_tea(original).await;
 
     // An editor rewrites the file; the watcher reloads it and keeps what it replaced.
     let edited = original.replace("Warm the pot first.", "Never warm the pot.");

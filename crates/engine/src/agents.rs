@@ -125,6 +125,21 @@ pub fn plugin_host(paths: &Paths) -> Result<PluginHost, AgentError> {
     })
 }
 
+/// [`target`], carrying this binary and home for the agent's plugin when `plugin`: what
+/// connecting `plugin`-wise takes (the CLI, setup and the admin API alike).
+pub fn target_for(
+    paths: &Paths,
+    config: &Config,
+    store: &SecretStore,
+    plugin: bool,
+) -> Result<Target, AgentError> {
+    let mut target = target(config, store)?;
+    if plugin {
+        target.plugin = Some(plugin_host(paths)?);
+    }
+    Ok(target)
+}
+
 /// Where agents should send requests: the proxy's address as a client reaches it, the proxy
 /// key (created now if there is none yet), the served model id. Blocking: reads the keychain.
 pub fn target(config: &Config, store: &SecretStore) -> Result<Target, AgentError> {

@@ -167,8 +167,13 @@ fn mode_refusal(name: &str, plugin: bool) -> Result<Option<Failure>, Failure> {
              only; nothing is edited)."
         ))),
         (Mode::Proxy, true) if !agents::has_plugin(name) => Some(Failure::usage(format!(
-            "{name} has no plugin for MetaClaw (claude-code, openclaw and hermes have): connect it with \
-             `metaclaw agent connect {name}`, which points it at MetaClaw's proxy"
+            "{name} has no plugin for MetaClaw (these have: {}): connect it with \
+             `metaclaw agent connect {name}`, which points it at MetaClaw's proxy",
+            agents::names()
+                .into_iter()
+                .filter(|n| agents::has_plugin(n))
+                .collect::<Vec<_>>()
+                .join(", ")
         ))),
         _ => None,
     })
@@ -192,11 +197,6 @@ fn connect(paths: &Paths, name: Option<&str>, dry_run: bool, plugin: bool) -> Ou
     if let Some(refusal) = mode_refusal(&name, plugin)? {
         return Err(refusal);
     }
-    let host = if plugin {
-        Some(agents::plugin_host(paths).map_err(Failure::error)?)
-    } else {
-        None
-    };
     let mut config = loaded.config.clone();
     let running = running_port(paths);
     // Agents go where MetaClaw really listens: a run started with --port serves there, and
@@ -211,11 +211,15 @@ fn connect(paths: &Paths, name: Option<&str>, dry_run: bool, plugin: bool) -> Ou
     let env = system_env()?;
 
     if dry_run {
+        let host = if plugin {
+            Some(agents::plugin_host(paths).map_err(Failure::error)?)
+        } else {
+            None
+        };
         return preview(&config, &store, &env, &name, host);
     }
 
-    let mut target = agents::target(&config, &store).map_err(Failure::error)?;
-    target.plugin = host;
+    let target = agents::target_for(paths, &config, &store, plugin).map_err(Failure::error)?;
     let c = agents::connect(paths, &env, &target, &name).map_err(Failure::error)?;
     match (&c.file, c.changed) {
         (None, _) => output::line(format!("{name} has no config file to edit.")),

@@ -141,7 +141,7 @@ impl Adapter for Hermes {
     }
 
     fn restart_command(&self, env: &Env) -> Option<Vec<String>> {
-        service_installed(env).then(|| vec!["hermes".into(), "gateway".into(), "restart".into()])
+        restart_command(env)
     }
 
     fn notes(&self) -> Vec<String> {
@@ -152,6 +152,12 @@ impl Adapter for Hermes {
                 .to_owned(),
         ]
     }
+}
+
+/// `hermes gateway restart`, only when this profile's gateway runs as a service (proxy and
+/// plugin alike).
+fn restart_command(env: &Env) -> Option<Vec<String>> {
+    service_installed(env).then(|| vec!["hermes".into(), "gateway".into(), "restart".into()])
 }
 
 /// `HERMES_HOME`, or `~/.hermes`.

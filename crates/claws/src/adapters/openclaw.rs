@@ -197,8 +197,7 @@ impl Adapter for OpenClaw {
     }
 
     fn restart_command(&self, env: &Env) -> Option<Vec<String>> {
-        (!hot_reloads(env) && paths::gateway_service_installed(env))
-            .then(|| vec!["openclaw".into(), "gateway".into(), "restart".into()])
+        restart_command(env)
     }
 
     fn notes(&self) -> Vec<String> {
@@ -214,6 +213,13 @@ impl Adapter for OpenClaw {
 /// The config file OpenClaw reads (for its plugins, say).
 pub fn config_file(env: &Env) -> PathBuf {
     paths::config_file(env)
+}
+
+/// `openclaw gateway restart`, only when the gateway does not apply edits by itself (reload
+/// off) and runs as a service that command can restart. Proxy and plugin alike.
+fn restart_command(env: &Env) -> Option<Vec<String>> {
+    (!hot_reloads(env) && paths::gateway_service_installed(env))
+        .then(|| vec!["openclaw".into(), "gateway".into(), "restart".into()])
 }
 
 /// Whether the gateway applies config edits by itself: unless `gateway.reload.mode` is

@@ -140,7 +140,7 @@ async fn preview(
 ) -> Answer {
     run(&state.agents, move |job| {
         let env = agents::system_env()?;
-        let target = target_for(job, q.plugin)?;
+        let target = agents::target_for(&job.paths, &job.config, &job.secrets, q.plugin)?;
         to_json(&agents::preview(&env, &target, &name)?)
     })
     .await
@@ -156,16 +156,6 @@ struct ConnectQuery {
     plugin: bool,
 }
 
-/// Where the agent should reach MetaClaw; with `plugin`, the command and home its plugin
-/// uses (this binary).
-fn target_for(job: &Job, plugin: bool) -> Result<metaclaw_claws::Target, AgentError> {
-    let mut target = agents::target(&job.config, &job.secrets)?;
-    if plugin {
-        target.plugin = Some(agents::plugin_host(&job.paths)?);
-    }
-    Ok(target)
-}
-
 async fn connect(
     State(state): State<Arc<AdminState>>,
     Path(name): Path<String>,
@@ -178,7 +168,7 @@ async fn connect(
     let rt = tokio::runtime::Handle::current();
     run(a, move |job| {
         let env = agents::system_env()?;
-        let target = target_for(job, q.plugin)?;
+        let target = agents::target_for(&job.paths, &job.config, &job.secrets, q.plugin)?;
         let connected = agents::connect(&job.paths, &env, &target, &name);
         drop(lock);
         let mut body = to_json(&connected?)?;

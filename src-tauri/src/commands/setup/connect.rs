@@ -10,26 +10,27 @@ use metaclaw_engine::setup::{Change, Connected, Env, Restart};
 use crate::exit::Failure;
 use crate::output;
 
-/// Connects each agent; returns the ones now connected. One failing does not stop the
-/// others; the failure is reported at the end.
+/// Connects each agent, through the proxy or, with `plugin`, as its plugin; returns the ones
+/// now connected. One failing does not stop the others; the failure is reported at the end.
 pub fn all(
     paths: &Paths,
     env: &Env,
     config: &Config,
     store: &SecretStore,
     names: &[String],
+    plugin: bool,
 ) -> Result<Vec<String>, Failure> {
     if names.is_empty() {
         return Ok(Vec::new());
     }
-    let target = agents::target(config, store)?;
+    let target = agents::target_for(paths, config, store, plugin).map_err(Failure::error)?;
     let mut connected = Vec::new();
     let mut failed = Vec::new();
     output::line("");
     for name in names {
         match agents::connect(paths, env, &target, name) {
             Ok(c) => {
-                report(&c);
+                report(&c, plugin);
                 connected.push(name.clone());
             }
             Err(e) => {
@@ -40,57 +41,15 @@ pub fn all(
     }
     if !failed.is_empty() {
         return Err(Failure::error(format!(
-            "the config is saved, but {} could not be connected; retry with `metaclaw agent connect NAME`",
-            failed.join(", ")
+            "the config is saved, but {} could not be connected; retry with `metaclaw agent connect NAME{}`",
+            failed.join(", "),
+            if plugin { " --plugin" } else { "" }
         )));
     }
     Ok(connected)
 }
 
-/// Installs MetaClaw as the plugin of each of `names`; a failure is reported and does not
-/// stop the others (the config is saved already).
-pub fn plugins(
-    paths: &Paths,
-    env: &Env,
-    config: &Config,
-    store: &SecretStore,
-    names: &[String],
-) -> Result<(), Failure> {
-    if names.is_empty() {
-        return Ok(());
-    }
-    let mut target = agents::target(config, store)?;
-    target.plugin = Some(agents::plugin_host(paths).map_err(Failure::error)?);
-    let mut failed = Vec::new();
-    for name in names {
-        match agents::connect(paths, env, &target, name) {
-            Ok(c) => {
-                let file = c
-                    .file
-                    .as_ref()
-                    .map(|f| format!(" ({})", f.display()))
-                    .unwrap_or_default();
-                output::line(format!(
-                    "{name}: MetaClaw runs inside it as its plugin{file}"
-                ));
-            }
-            Err(e) => {
-                output::error(format!("cannot connect {name} as a plugin: {e}"));
-                failed.push(name.as_str());
-            }
-        }
-    }
-    if failed.is_empty() {
-        Ok(())
-    } else {
-        Err(Failure::error(format!(
-            "the config is saved, but {} could not be connected; retry with `metaclaw agent connect NAME --plugin`",
-            failed.join(", ")
-        )))
-    }
-}
-
-fn report(c: &Connected) {
+fn report(c: &Connected, plugin: bool) {
     let file = c
         .file
         .as_ref()
@@ -100,7 +59,12 @@ fn report(c: &Connected) {
         output::line(format!("{}: already points at MetaClaw{file}", c.agent));
     } else {
         let created = if c.created { ", file created" } else { "" };
-        output::line(format!("{}: pointed at MetaClaw{file}{created}", c.agent));
+        let how = if plugin {
+            "MetaClaw runs inside it as its plugin"
+        } else {
+            "pointed at MetaClaw"
+        };
+        output::line(format!("{}: {how}{file}{created}", c.agent));
         for change in &c.changes {
             output::line(format!("  {}", change_line(change)));
         }

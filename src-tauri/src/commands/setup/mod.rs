@@ -72,8 +72,8 @@ pub fn run(paths: &Paths, args: SetupArgs) -> Outcome {
     interrupt::checkpoint("the config was saved")?;
 
     let config = Config::load(paths)?.config;
-    let connected = connect::all(paths, &env, &config, &store, &answers.agents)?;
-    connect::plugins(paths, &env, &config, &store, &plugins)?;
+    let connected = connect::all(paths, &env, &config, &store, &answers.agents, false)?;
+    connect::all(paths, &env, &config, &store, &plugins, true)?;
     still_connected_hint(paths, &env, &answers.agents);
     if args.no_start {
         let running =

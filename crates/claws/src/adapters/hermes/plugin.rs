@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 use serde_json::json;
 
-use super::{hermes_home, service_installed};
+use super::{hermes_home, restart_command};
 use crate::adapter::{Adapter, Edit};
 use crate::doc::{Doc, Format};
 use crate::env::Env;
@@ -77,7 +77,7 @@ impl Adapter for HermesPlugin {
     }
 
     fn restart_command(&self, env: &Env) -> Option<Vec<String>> {
-        service_installed(env).then(|| vec!["hermes".into(), "gateway".into(), "restart".into()])
+        restart_command(env)
     }
 
     fn notes(&self) -> Vec<String> {

@@ -19,7 +19,7 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-use super::{hot_reloads, paths};
+use super::{paths, restart_command};
 use crate::adapter::{Adapter, Edit};
 use crate::doc::{Doc, Format};
 use crate::env::Env;
@@ -141,8 +141,7 @@ impl Adapter for OpenClawPlugin {
     /// A gateway applies `plugins` changes by restarting itself (hybrid reload); with reload
     /// off, a gateway service is restarted.
     fn restart_command(&self, env: &Env) -> Option<Vec<String>> {
-        (!hot_reloads(env) && paths::gateway_service_installed(env))
-            .then(|| vec!["openclaw".into(), "gateway".into(), "restart".into()])
+        restart_command(env)
     }
 
     fn notes(&self) -> Vec<String> {
