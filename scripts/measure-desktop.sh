@@ -7,10 +7,17 @@
 #
 #   scripts/measure-desktop.sh [path/to/metaclaw]   (default: target/release/metaclaw)
 #   SETTLE=10 scripts/measure-desktop.sh             (seconds to let each state settle)
+#   WAKE_SECS=60 scripts/measure-desktop.sh          (how long wake-ups at rest are counted)
+#
+# Wake-ups at rest: context switches of every thread of the process (threads started during
+# the count included) over WAKE_SECS, in the tray with no window and as `start --daemon`,
+# counted by `perf stat -e context-switches` where perf is installed, else summed from
+# /proc/<pid>/task/*/status (threads that come and go within the count are missed there).
 set -euo pipefail
 
 BIN=${1:-target/release/metaclaw}
 SETTLE=${SETTLE:-8}
+WAKE_SECS=${WAKE_SECS:-60}
 [ -x "$BIN" ] || { echo "no binary at $BIN (cargo build --release -p metaclaw)" >&2; exit 2; }
 for tool in Xvfb dbus-daemon xdotool curl; do
   command -v "$tool" >/dev/null || { echo "$tool is required (scripts/deps.sh)" >&2; exit 2; }
@@ -81,6 +88,29 @@ memory() {
   echo "$total $anon $n$names"
 }
 
+# Context switches of all threads of $1 now (the /proc fallback).
+switches() {
+  local n=0
+  for f in /proc/"$1"/task/*/status; do
+    n=$((n + $(awk '/ctxt_switches/ {s += $2} END {print s + 0}' "$f" 2>/dev/null || echo 0)))
+  done
+  echo "$n"
+}
+
+# "<wake-ups per second> <how counted>" of process $1 over WAKE_SECS.
+wakeups() {
+  local n how
+  if command -v perf >/dev/null && perf stat -e context-switches -p "$1" -- true >/dev/null 2>&1; then
+    n=$(perf stat -x, -e context-switches -p "$1" -- sleep "$WAKE_SECS" 2>&1 | awk -F, '/context-switches/ {print $1}')
+    how="perf"
+  else
+    local a b
+    a=$(switches "$1"); sleep "$WAKE_SECS"; b=$(switches "$1")
+    n=$((b - a)); how="/proc"
+  fi
+  awk -v n="$n" -v s="$WAKE_SECS" -v how="$how" 'BEGIN {printf "%.2f/s (%d in %d s, %s)", n / s, n, s, how}'
+}
+
 START=$(date +%s%N)
 "$BIN" --hidden >"$WORK/app.log" 2>&1 &
 APP=$!
@@ -95,6 +125,7 @@ echo "startup to healthy engine: $(( (HEALTHY - START) / 1000000 )) ms"
 sleep "$SETTLE"
 read -r kb anon n names <<<"$(memory "$APP")"
 echo "idle in the tray (no window): $((kb / 1024)) MB PSS, $((anon / 1024)) MB anonymous, in $n processes ($names )"
+echo "wake-ups at rest in the tray (no window): $(wakeups "$APP")"
 
 # A second launch shows the running app's window (the dashboard).
 "$BIN" >"$WORK/second.log" 2>&1 || { echo "second launch failed:"; cat "$WORK/second.log"; exit 1; }
@@ -108,3 +139,12 @@ echo "with the dashboard open: $((kb / 1024)) MB PSS, $((anon / 1024)) MB anonym
 
 kill -TERM "$APP"
 wait "$APP" && echo "stopped cleanly" || echo "exit status $?"
+
+# The engine alone, as `metaclaw start --daemon` runs it.
+"$BIN" start --daemon >"$WORK/daemon.log" 2>&1 || { echo "start --daemon failed:"; cat "$WORK/daemon.log"; exit 1; }
+DAEMON=$(cat "$WORK/home/run/metaclaw.pid" 2>/dev/null || pgrep -n -f "$BIN.*(start|engine)" || true)
+[ -n "$DAEMON" ] || { echo "no daemon pid"; exit 1; }
+PIDS+=("$DAEMON")
+sleep "$SETTLE"
+echo "wake-ups at rest as a daemon: $(wakeups "$DAEMON")"
+"$BIN" stop >/dev/null 2>&1 || true

@@ -199,6 +199,7 @@ fn run_ok(home: &Home, args: &[&str]) {
         .env("METACLAW_RL_API_KEY", key)
         // The idle window opens after 8 s without requests instead of a minute.
         .env("METACLAW_IDLE_THRESHOLD_MS", "8000")
+        .env("METACLAW_IDLE_SOURCE", "last-request")
         .env_remove("DISPLAY")
         .env_remove("WAYLAND_DISPLAY")
         .env_remove("HF_ENDPOINT")

@@ -11,7 +11,11 @@ function status(state: string, words: string) {
     gate_background_learning: true,
     running: true,
     pause_problem: null,
-    text: { state: words, next_window: 'next window: tonight 23:00 (sleep)' },
+    text: {
+      state: words,
+      next_window: 'next window: tonight 23:00 (sleep)',
+      idle: "keyboard idle from GNOME's idle monitor",
+    },
   };
 }
 
@@ -33,6 +37,8 @@ describe('SchedulerLine', () => {
 
     expect(await screen.findByText('waiting for a window')).toBeTruthy();
     expect(screen.getByText(/next window: tonight 23:00/)).toBeTruthy();
+    // Where idle is read, so a Wayland user sees their desktop is the source.
+    expect(screen.getByText("keyboard idle from GNOME's idle monitor")).toBeTruthy();
     expect(api.stream).toHaveBeenCalledWith('/api/scheduler/events', expect.any(Function), expect.any(AbortSignal));
 
     // A snapshot from the stream replaces the line.

@@ -76,7 +76,8 @@ export interface Scheduler {
   gate_background_learning: boolean;
   running: boolean;
   pause_problem: string | null;
-  text: { state: string; next_window: string };
+  /** `idle`: where keyboard idle is read (empty from an older engine). */
+  text: { state: string; next_window: string; idle?: string };
 }
 
 export const KINDS = [

@@ -130,7 +130,12 @@ pub(super) fn follow(
     addr: SocketAddr,
     tasks: &Supervisor,
 ) {
-    schedule::follow_requests(state.clone(), learners.last_request.clone(), tasks);
+    schedule::follow_requests(
+        state.clone(),
+        learners.last_request.clone(),
+        schedule::idle_threshold(config),
+        tasks,
+    );
     let Some(learning) = &learners.learning else {
         return;
     };

@@ -11,16 +11,25 @@ use metaclaw_schedule::idle::LastActivity;
 
 use crate::supervise::Supervisor;
 
-/// A request is seen within this; far below any idle threshold (minutes).
-const POLL: Duration = Duration::from_secs(1);
+/// Bounds of the poll: a request is seen within an eighth of the idle threshold (so an idle
+/// window opens at most that late), at most 10 s late with a threshold of minutes (the
+/// storage retention asks for a quiet minute), and a tray app at rest is not woken every
+/// second for it.
+const FASTEST_POLL: Duration = Duration::from_millis(250);
+const SLOWEST_POLL: Duration = Duration::from_secs(10);
 
 /// Touches `last` whenever the proxy has served a new agent request, until the engine stops.
-pub fn follow_requests(proxy: SharedState, last: LastActivity, tasks: &Supervisor) {
+pub fn follow_requests(
+    proxy: SharedState,
+    last: LastActivity,
+    idle_threshold: Duration,
+    tasks: &Supervisor,
+) {
     follow(
         move || proxy.stats.snapshot().requests,
         last,
         Arc::new(SystemClock),
-        POLL,
+        (idle_threshold / 8).clamp(FASTEST_POLL, SLOWEST_POLL),
         tasks,
     );
 }

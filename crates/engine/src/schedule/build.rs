@@ -42,8 +42,19 @@ pub fn start(
         super::pause_file(paths),
         info,
     );
-    windows.spawn_ticker(tasks);
+    windows.spawn_ticker(tasks, idle_threshold(config) / 8);
     windows
+}
+
+/// `scheduler.idle_threshold_minutes`, or the test override in milliseconds.
+pub fn idle_threshold(config: &Config) -> Duration {
+    std::env::var(IDLE_ENV)
+        .ok()
+        .and_then(|ms| ms.parse::<u64>().ok())
+        .map_or_else(
+            || Duration::from_secs(u64::from(config.scheduler.idle_threshold_minutes) * 60),
+            Duration::from_millis,
+        )
 }
 
 /// `scheduler.min_window_minutes`.
@@ -75,14 +86,10 @@ fn local_sources(
         }
     }
     // A minute is the shortest setting; tests that wait for an idle window set less.
-    let threshold = std::env::var(IDLE_ENV)
-        .ok()
-        .and_then(|ms| ms.parse::<u64>().ok())
-        .map_or_else(
-            || Duration::from_secs(u64::from(s.idle_threshold_minutes) * 60),
-            Duration::from_millis,
-        );
-    let idle = IdleSource::new(system_probe(last, clock.clone()), threshold, clock);
+    let threshold = idle_threshold(config);
+    let detected = system_probe(last, clock.clone());
+    info.idle_passed_over = detected.passed_over;
+    let idle = IdleSource::new(detected.probe, threshold, clock);
     info.idle_probe = Some(idle.probe_name().to_string());
     sources.push(Box::new(idle));
     (sources, info)

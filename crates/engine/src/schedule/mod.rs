@@ -24,7 +24,7 @@ use metaclaw_schedule::clock::Clock;
 use metaclaw_schedule::pause::{Pause, PauseFile};
 
 pub use activity::follow_requests;
-pub use build::start;
+pub use build::{idle_threshold, start};
 pub use gate::{Gate, Permit, StopSignal};
 pub use service::{PauseError, SourcesInfo, TICK, Windows};
 pub use step::StepGuard;

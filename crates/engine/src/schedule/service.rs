@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use jiff::Timestamp;
 use metaclaw_schedule::clock::Clock;
-use metaclaw_schedule::machine::{Event, NotNow, Scheduler, Snapshot};
+use metaclaw_schedule::machine::{Event, NotNow, Phase, Scheduler, Snapshot};
 use metaclaw_schedule::pause::PauseFile;
 use metaclaw_schedule::source::{Source, Upcoming};
 use tokio::sync::{broadcast, watch};
@@ -19,8 +19,13 @@ use tokio_util::sync::CancellationToken;
 use super::step::StepGuard;
 use crate::supervise::Supervisor;
 
-/// How often sources are read: the user returning closes the window within this.
+/// How often sources are read while a window is open: the user returning closes it within
+/// this.
 pub const TICK: Duration = Duration::from_secs(2);
+/// The longest pause between readings while no window is open: a window opens at most this
+/// late, which a window of 15 minutes or more does not notice, and a tray app at rest wakes
+/// five times less often than it would every [`TICK`].
+pub const WAITING_TICK: Duration = Duration::from_secs(10);
 /// Events kept for a slow subscriber before it is told it lagged (it then gets a snapshot).
 const EVENT_BACKLOG: usize = 256;
 
@@ -30,8 +35,11 @@ pub struct SourcesInfo {
     /// `"23:00–07:00"`, or `None` when the sleep hours could not be used.
     pub sleep_hours: Option<String>,
     pub idle_threshold_minutes: u32,
-    /// `"x11"` or `"last-request"`.
+    /// The idle source in use: `"gnome-idle-monitor"`, `"freedesktop-screensaver"`,
+    /// `"x11"`, `"logind"` or `"last-request"`.
     pub idle_probe: Option<String>,
+    /// Why each better idle source was passed over (`"<name>: <why>"`, best first).
+    pub idle_passed_over: Vec<String>,
     /// Whether calendar meetings are read (on and connected).
     pub calendar: bool,
     /// Sources that could not be set up, and why (a bad sleep-hours config…).
@@ -99,13 +107,24 @@ impl Windows {
 
     /// Ticks every [`TICK`] until the engine stops (restarted if it panics). Step owners watch shutdown themselves (their
     /// work ends with the process); the last snapshot stays as it was.
-    pub fn spawn_ticker(&self, tasks: &Supervisor) {
+    /// `waiting` is the pause between readings while no window is open (at most
+    /// [`WAITING_TICK`], at least [`TICK`]).
+    pub fn spawn_ticker(&self, tasks: &Supervisor, waiting: Duration) {
         let windows = self.clone();
         let shutdown = tasks.shutdown_token();
+        let waiting = waiting.clamp(TICK, WAITING_TICK);
         tasks.spawn_restarting("training-window ticker", move || {
             let (windows, shutdown) = (windows.clone(), shutdown.clone());
-            ticker(windows, shutdown)
+            ticker(windows, shutdown, waiting)
         });
+    }
+
+    /// A window is open or a step is stopping: the user's return must be seen within a
+    /// [`TICK`].
+    fn watching_closely(&self) -> bool {
+        let snapshot = self.inner.snapshot.borrow();
+        snapshot.stopping.is_some()
+            || matches!(snapshot.phase, Phase::Open { .. } | Phase::Running { .. })
     }
 
     /// Reads the sources now and publishes what changed.
@@ -270,20 +289,24 @@ fn same_but_time(a: &Snapshot, b: &Snapshot) -> bool {
         && a.stopping == b.stopping
 }
 
-/// The ticker's loop: every [`TICK`] until `shutdown`.
-async fn ticker(windows: Windows, shutdown: CancellationToken) {
-    let mut every = tokio::time::interval(TICK);
-    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+/// The ticker's loop until `shutdown`: every [`TICK`] while a window is open, every
+/// `waiting` otherwise.
+async fn ticker(windows: Windows, shutdown: CancellationToken, waiting: Duration) {
     loop {
-        tokio::select! {
-            _ = every.tick() => {}
-            () = shutdown.cancelled() => break,
-        }
-        // Reading the X server's idle time is a round trip that could stall: never on a
+        // Reading a desktop's idle time is a round trip that could stall: never on a
         // runtime worker.
         let w = windows.clone();
         if let Err(e) = tokio::task::spawn_blocking(move || w.tick()).await {
             tracing::warn!(error = %e, "training-window tick failed");
+        }
+        let pause = if windows.watching_closely() {
+            TICK
+        } else {
+            waiting
+        };
+        tokio::select! {
+            () = tokio::time::sleep(pause) => {}
+            () = shutdown.cancelled() => break,
         }
     }
 }

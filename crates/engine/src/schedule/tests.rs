@@ -96,7 +96,7 @@ async fn a_long_step_stops_within_seconds_of_the_user_returning() {
     f.clock.set(first_tick);
     let stop_ticking = CancellationToken::new();
     let tasks = Supervisor::new(stop_ticking.clone());
-    windows.spawn_ticker(&tasks);
+    windows.spawn_ticker(&tasks, Duration::from_secs(10));
     // The fake step: works until told to stop, then reports (drops the guard).
     let work = tasks.spawn_answering("step", async move {
         step.stopped().await;

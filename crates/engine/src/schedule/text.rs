@@ -36,6 +36,9 @@ pub fn status_lines_at(s: &SchedulerStatus, now: &ZonedDateTime) -> Vec<String> 
         )
     };
     lines.push(format!("  idle:         {idle}"));
+    if s.running {
+        lines.push(format!("  idle source:  {}", idle_source(s)));
+    }
     let calendar = match (s.running, s.sources.calendar) {
         (true, true) => format!(
             "meetings you accepted ({})",
@@ -106,6 +109,29 @@ pub fn render_now(status: &SchedulerStatus) -> Words {
     Words {
         state: state(status, &now),
         next_window: next_window(status, &now),
+        idle: idle_source(status),
+    }
+}
+
+/// Where keyboard idle is read, in words, and why not from a better source.
+pub fn idle_source(s: &SchedulerStatus) -> String {
+    if !s.running {
+        return String::new();
+    }
+    let from = match s.sources.idle_probe.as_deref() {
+        Some("gnome-idle-monitor") => "keyboard idle from GNOME's idle monitor",
+        Some("freedesktop-screensaver") => "keyboard idle from the desktop's screen saver service",
+        Some("x11") => "keyboard idle from the X server",
+        Some("logind") => "keyboard idle from logind's session idle hint",
+        Some("last-request") => {
+            "no desktop reports keyboard idle here: the time since the agent's last request stands in"
+        }
+        Some(other) => other,
+        None => "idle source unknown",
+    };
+    match s.sources.idle_passed_over.as_slice() {
+        [] => from.to_owned(),
+        passed => format!("{from} (not available: {})", passed.join("; ")),
     }
 }
 
@@ -218,6 +244,7 @@ mod tests {
             text: Words {
                 state: String::new(),
                 next_window: String::new(),
+                idle: String::new(),
             },
         }
     }

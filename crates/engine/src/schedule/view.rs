@@ -57,6 +57,9 @@ pub struct SourcesInfoView {
     pub sleep_hours: Option<String>,
     pub idle_threshold_minutes: u32,
     pub idle_probe: Option<String>,
+    /// Why each better idle source was passed over, best first.
+    #[serde(default)]
+    pub idle_passed_over: Vec<String>,
     pub calendar: bool,
     pub problems: Vec<String>,
 }
@@ -67,6 +70,9 @@ pub struct Words {
     pub state: String,
     /// "next window: tonight 23:00 (sleep)".
     pub next_window: String,
+    /// Where keyboard idle is read: "keyboard idle from GNOME's idle monitor".
+    #[serde(default)]
+    pub idle: String,
 }
 
 pub struct Extra<'a> {
@@ -124,6 +130,7 @@ impl SchedulerStatus {
                 sleep_hours: extra.info.sleep_hours.clone(),
                 idle_threshold_minutes: extra.info.idle_threshold_minutes,
                 idle_probe: extra.info.idle_probe.clone(),
+                idle_passed_over: extra.info.idle_passed_over.clone(),
                 calendar: extra.info.calendar,
                 problems: extra.info.problems.clone(),
             },
@@ -133,12 +140,14 @@ impl SchedulerStatus {
             text: Words {
                 state: String::new(),
                 next_window: String::new(),
+                idle: String::new(),
             },
         };
         let now = snapshot.at.to_zoned_datetime(extra.tz);
         status.text = Words {
             state: text::state(&status, &now),
             next_window: text::next_window(&status, &now),
+            idle: text::idle_source(&status),
         };
         status
     }

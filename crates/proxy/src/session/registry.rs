@@ -198,8 +198,16 @@ impl Sessions {
                     if ended > 0 {
                         tracing::info!(ended, "idle sessions ended");
                     }
+                    // Once quiet, the quiet check rests (no wake-up every few seconds at
+                    // rest); a request is noticed here and wakes it.
+                    let now = self.touches.load(Ordering::Relaxed);
+                    if quieted && now != seen {
+                        seen = now;
+                        last_request = Instant::now();
+                        quieted = false;
+                    }
                 }
-                _ = quiet_check.tick() => {
+                _ = quiet_check.tick(), if !quieted => {
                     let now = self.touches.load(Ordering::Relaxed);
                     if now != seen {
                         seen = now;

@@ -1,9 +1,14 @@
 //! The idle window source: the user has not touched keyboard or mouse for
 //! `scheduler.idle_threshold_minutes`.
 //!
-//! Where an X server answers (outside Wayland sessions), idle time is the X server's own
-//! (XScreenSaver, via `user-idle`); elsewhere it falls back to the time since the last proxy
-//! request.
+//! Idle time is the desktop's own where one answers: GNOME's compositor, the freedesktop
+//! screen saver API, the X server (outside Wayland sessions) or logind's idle hint, in that
+//! order (see [`detect`]); elsewhere it falls back to the time since the last proxy request.
+//!
+//! Reading is cheap: after a reading of `t` below the threshold the window cannot open for
+//! another `threshold - t` (idle time only grows by the clock, and input resets it), so the
+//! desktop is not asked again until then; while the window is open (or the source failed),
+//! every tick asks, so the user's return closes it within a tick.
 //!
 //! Agent traffic and keyboard idle are deliberately NOT combined. With a display, only
 //! keyboard/mouse input counts as the user: an autonomous agent's own requests (heartbeats,
@@ -23,9 +28,22 @@ use crate::clock::Clock;
 use crate::source::{Reading, Reason, Source, Upcoming};
 
 mod activity;
+mod bounded;
+#[cfg(target_os = "linux")]
+mod dbus;
+mod detect;
+#[cfg(not(target_os = "linux"))]
+mod os;
+#[cfg(target_os = "linux")]
 mod x11;
 
 pub use activity::{LastActivity, RequestIdle};
+#[cfg(target_os = "linux")]
+pub use dbus::{DbusIdle, Service};
+pub use detect::{Detected, ORDER, SOURCE_ENV, system_probe};
+#[cfg(not(target_os = "linux"))]
+pub use os::OsIdle;
+#[cfg(target_os = "linux")]
 pub use x11::{X11Idle, x11_server_answers};
 
 /// How long the user has been away from the keyboard, from one place.
@@ -33,54 +51,8 @@ pub trait IdleProbe: Send + Sync {
     /// Time since the user's last input. `Err` says why the probe cannot tell right now.
     fn idle_for(&self) -> Result<Duration, String>;
 
-    /// Short name for logs and status ("x11", "last-request").
+    /// Short name for logs and status ("gnome-idle-monitor", "x11", "last-request"…).
     fn name(&self) -> &'static str;
-}
-
-/// The probe for this machine: X11 idle when `$DISPLAY` names a server that answers (and the
-/// session is not Wayland), else the time since the last proxy request.
-pub fn system_probe(last: LastActivity, clock: Arc<dyn Clock>) -> Box<dyn IdleProbe> {
-    let env = |k| std::env::var(k).ok();
-    let display = match wayland_session(env("WAYLAND_DISPLAY"), env("XDG_SESSION_TYPE")) {
-        Some(why) => Err(why),
-        None => X11Idle::try_connect(),
-    };
-    match display {
-        Ok(x) => {
-            tracing::info!(
-                display = x.display(),
-                "idle detection: X11 keyboard/mouse idle (XScreenSaver); agent traffic does not count as the user"
-            );
-            probe_for(Some(Box::new(x)), last, clock)
-        }
-        Err(why) => {
-            tracing::info!(
-                reason = %why,
-                "idle detection: no usable X display, falling back to the time since the last proxy request"
-            );
-            probe_for(None, last, clock)
-        }
-    }
-}
-
-/// Why X11 idle cannot be trusted in this session, if it cannot. Under Wayland `$DISPLAY` is
-/// XWayland, which only sees input sent to X11 windows: typing into a native Wayland window
-/// would read as idle and open a window while the user works. Falling back errs toward not
-/// training.
-fn wayland_session(
-    wayland_display: Option<String>,
-    session_type: Option<String>,
-) -> Option<String> {
-    if wayland_display.is_some_and(|d| !d.is_empty()) {
-        Some(
-            "a Wayland session ($WAYLAND_DISPLAY is set): XWayland only sees input to X11 windows"
-                .to_owned(),
-        )
-    } else if session_type.is_some_and(|t| t.eq_ignore_ascii_case("wayland")) {
-        Some("a Wayland session ($XDG_SESSION_TYPE=wayland): XWayland only sees input to X11 windows".to_owned())
-    } else {
-        None
-    }
 }
 
 /// The probe to use given the display probe (if any): the display alone when there is one —
@@ -103,6 +75,9 @@ pub struct IdleSource {
     clock: Arc<dyn Clock>,
     /// The last probe error, so a broken probe is logged once, not on every read.
     last_error: Mutex<Option<String>>,
+    /// Before this the window cannot open (the last reading was this far below the
+    /// threshold): reads until then answer Closed without asking the desktop.
+    not_before: Mutex<Option<Timestamp>>,
 }
 
 impl IdleSource {
@@ -112,6 +87,7 @@ impl IdleSource {
             threshold,
             clock,
             last_error: Mutex::new(None),
+            not_before: Mutex::new(None),
         }
     }
 
@@ -161,14 +137,26 @@ impl Source for IdleSource {
     }
 
     fn read(&self, _now: Timestamp) -> Reading {
-        // The probe measures idle itself (X server time, or its own clock for requests), so
-        // `now` is not needed; X11Idle bounds its query, so this never blocks long.
+        // The probe measures idle itself (the desktop's time, or its own clock for requests);
+        // this clock only paces the readings.
+        let now = self.clock.now();
+        let Ok(mut not_before) = self.not_before.lock() else {
+            return Reading::Unavailable {
+                detail: "idle source state is poisoned".to_owned(),
+            };
+        };
+        if not_before.is_some_and(|t| now < t) {
+            return Reading::Closed;
+        }
+        *not_before = None;
         match self.probe.idle_for() {
             Ok(idle) => {
                 self.note_error(None);
                 if idle >= self.threshold {
                     Reading::Open { until: None }
                 } else {
+                    let left = jiff::SignedDuration::try_from(self.threshold - idle).ok();
+                    *not_before = left.and_then(|left| now.checked_add(left).ok());
                     Reading::Closed
                 }
             }

@@ -38,21 +38,71 @@ const MIN: Duration = Duration::from_secs(60);
 
 #[test]
 fn opens_at_the_threshold_and_closes_below_it() {
-    let (_, clock) = clock();
+    let (fake_clock, clock) = clock();
     let (probe, cell) = fake(Duration::ZERO);
     let s = IdleSource::new(probe, 30 * MIN, clock);
     assert_eq!(s.reason(), Reason::Idle);
     assert_eq!(s.read(t0()), Reading::Closed);
+    fake_clock.advance(30 * MIN - Duration::from_millis(1));
     *cell.lock().unwrap() = Ok(30 * MIN - Duration::from_millis(1));
     assert_eq!(s.read(t0()), Reading::Closed);
+    fake_clock.advance(Duration::from_millis(1));
     *cell.lock().unwrap() = Ok(30 * MIN);
     assert_eq!(s.read(t0()), Reading::Open { until: None });
     *cell.lock().unwrap() = Ok(5 * 60 * MIN);
     assert_eq!(s.read(t0()), Reading::Open { until: None });
-    // The user comes back.
+    // The user comes back: an open window asks on every read.
     *cell.lock().unwrap() = Ok(Duration::from_millis(200));
     assert_eq!(s.read(t0()), Reading::Closed);
     assert_eq!(s.next(t0()), None);
+}
+
+/// A probe that counts how often it is asked.
+struct CountingProbe(Answer, Arc<std::sync::atomic::AtomicUsize>);
+
+impl IdleProbe for CountingProbe {
+    fn idle_for(&self) -> Result<Duration, String> {
+        self.1.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.0.lock().unwrap().clone()
+    }
+    fn name(&self) -> &'static str {
+        "counting"
+    }
+}
+
+#[test]
+fn the_desktop_is_not_asked_while_the_window_cannot_open_yet() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let (fake_clock, clock) = clock();
+    let cell: Answer = Arc::new(Mutex::new(Ok(10 * MIN)));
+    let asked = Arc::new(AtomicUsize::new(0));
+    let probe = CountingProbe(Arc::clone(&cell), Arc::clone(&asked));
+    let s = IdleSource::new(Box::new(probe), 30 * MIN, clock);
+    assert_eq!(s.read(t0()), Reading::Closed);
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+    // Twenty minutes of two-second ticks: idle cannot reach 30 minutes before then.
+    for _ in 0..599 {
+        fake_clock.advance(Duration::from_secs(2));
+        assert_eq!(s.read(t0()), Reading::Closed);
+    }
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+    // The user typed meanwhile: asked again when the window could first open, and paced anew.
+    fake_clock.advance(Duration::from_secs(3));
+    *cell.lock().unwrap() = Ok(5 * MIN);
+    assert_eq!(s.read(t0()), Reading::Closed);
+    assert_eq!(asked.load(Ordering::SeqCst), 2);
+    fake_clock.advance(25 * MIN);
+    *cell.lock().unwrap() = Ok(30 * MIN);
+    assert_eq!(s.read(t0()), Reading::Open { until: None });
+    assert_eq!(asked.load(Ordering::SeqCst), 3);
+    // While open, every read asks (the user's return closes the window within a tick).
+    assert_eq!(s.read(t0()), Reading::Open { until: None });
+    assert_eq!(asked.load(Ordering::SeqCst), 4);
+    // An error is not paced either.
+    *cell.lock().unwrap() = Err("gone".to_owned());
+    assert!(matches!(s.read(t0()), Reading::Unavailable { .. }));
+    assert!(matches!(s.read(t0()), Reading::Unavailable { .. }));
+    assert_eq!(asked.load(Ordering::SeqCst), 6);
 }
 
 #[test]
@@ -141,17 +191,9 @@ fn with_a_display_agent_traffic_does_not_close_the_window() {
 fn system_probe_falls_back_without_a_usable_display() {
     // Whatever this machine has, system_probe must return a working probe and never crash.
     let (_, clock) = clock();
-    let p = system_probe(LastActivity::new(t0()), clock);
-    assert!(matches!(p.name(), "x11" | "last-request"));
-}
-
-#[test]
-fn a_wayland_session_does_not_trust_xwayland_idle() {
-    let s = |v: &str| Some(v.to_owned());
-    assert_eq!(wayland_session(None, None), None);
-    assert_eq!(wayland_session(s(""), s("x11")), None);
-    assert_eq!(wayland_session(None, s("tty")), None);
-    assert!(wayland_session(s("wayland-0"), None).is_some());
-    assert!(wayland_session(None, s("wayland")).is_some());
-    assert!(wayland_session(s("wayland-0"), s("x11")).is_some());
+    let d = system_probe(LastActivity::new(t0()), clock);
+    assert!(ORDER.contains(&d.probe.name()), "{}", d.probe.name());
+    // Every source better than the chosen one says why it was passed over.
+    let rank = ORDER.iter().position(|n| *n == d.probe.name()).unwrap();
+    assert!(d.passed_over.len() <= rank, "{:?}", d.passed_over);
 }

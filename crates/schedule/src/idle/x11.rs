@@ -13,18 +13,16 @@
 //! `user-idle` can only read `$DISPLAY` (there is no way to name a display), so an `X11Idle`
 //! is only built for the display `$DISPLAY` names, and refuses to query if `$DISPLAY` changed.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
 use super::IdleProbe;
-
-/// How long the socket check and the `user-idle` query may take. A local X server answers in
-/// well under a millisecond; this only bounds a hung one.
-const TIMEOUT: Duration = Duration::from_millis(500);
+use super::bounded::{self, TIMEOUT};
 
 /// A `user-idle` call is running. One at a time in the whole process: Xlib is not set up for
 /// threads (nobody calls `XInitThreads`), and a hung call must not pile up more threads.
-static QUERYING: AtomicBool = AtomicBool::new(false);
+static QUERYING: LazyLock<Arc<AtomicBool>> = LazyLock::new(|| Arc::new(AtomicBool::new(false)));
 
 /// Keyboard/mouse idle time from the X server `$DISPLAY` names.
 #[derive(Debug)]
@@ -86,39 +84,14 @@ impl IdleProbe for X11Idle {
         // `user-idle` on a vanished display is a crash, not an error.
         env_names(&self.display)?;
         let held = checked_connection(&self.display)?;
-        if QUERYING.swap(true, Ordering::AcqRel) {
-            return Err(format!(
-                "an X11 idle query on {} is still running (a previous one hung?)",
-                self.display
-            ));
-        }
-        let (tx, rx) = std::sync::mpsc::sync_channel(1);
-        let spawned = std::thread::Builder::new()
-            .name("x11-idle".to_owned())
-            .spawn(move || {
-                let r = {
-                    // Our checked client stays connected until user-idle is done.
-                    let _held = held;
-                    user_idle::UserIdle::get_time()
-                        .map(|t| t.duration())
-                        .map_err(|e| format!("XScreenSaverQueryInfo failed: {e}"))
-                };
-                QUERYING.store(false, Ordering::Release);
-                // The caller may have given up waiting; nothing to do then.
-                let _ = tx.send(r);
-            });
-        if let Err(e) = spawned {
-            QUERYING.store(false, Ordering::Release);
-            return Err(format!("cannot start the X11 idle query: {e}"));
-        }
-        match rx.recv_timeout(TIMEOUT) {
-            Ok(r) => r,
-            Err(_) => Err(format!(
-                "X server {} did not answer the idle query within {} ms",
-                self.display,
-                TIMEOUT.as_millis()
-            )),
-        }
+        bounded::run("x11-idle", &QUERYING, move || {
+            // Our checked client stays connected until user-idle is done.
+            let _held = held;
+            user_idle::UserIdle::get_time()
+                .map(|t| t.duration())
+                .map_err(|e| format!("XScreenSaverQueryInfo failed: {e}"))
+        })
+        .map_err(|e| format!("X server {}: {e}", self.display))
     }
 
     fn name(&self) -> &'static str {
