@@ -1,6 +1,8 @@
 //! Keyboard idle from the desktop, through the binary: GNOME's compositor run headless in a
-//! Wayland session (Debian's `mutter`, input injected through its remote-desktop API), and
-//! stand-ins for the freedesktop screen saver and logind on private buses. Each test waits
+//! Wayland session (Debian's `mutter`, input injected through its remote-desktop API), a
+//! stand-in compositor offering ext-idle-notify-v1 (as Sway, Hyprland and KWin do; none in
+//! Debian 12 does), and stand-ins for the freedesktop screen saver and logind on private
+//! buses. Each test waits
 //! for the training window to open after the idle threshold, injects input, sees the window
 //! close, and sees it open again no sooner than a threshold later.
 //!
@@ -445,10 +447,14 @@ async fn logind_idle_hint_is_read_where_no_desktop_service_answers() {
         .iter()
         .map(|p| p.as_str().unwrap())
         .collect();
-    assert_eq!(passed.len(), 3, "{s}");
+    assert_eq!(passed.len(), 4, "{s}");
     assert!(passed[0].starts_with("gnome-idle-monitor: "), "{s}");
     assert!(passed[1].starts_with("freedesktop-screensaver: "), "{s}");
-    assert_eq!(passed[2], "x11: $DISPLAY is not set", "{s}");
+    assert!(
+        passed[2].starts_with("ext-idle-notify: no Wayland compositor to connect to"),
+        "{s}"
+    );
+    assert_eq!(passed[3], "x11: $DISPLAY is not set", "{s}");
     mc.open_close_open(async || user.touch()).await;
 }
 
@@ -458,9 +464,9 @@ async fn without_any_desktop_the_last_request_stands_in_and_says_why() {
     let s = mc.scheduler().await;
     assert_eq!(s["sources"]["idle_probe"], "last-request", "{s}");
     let passed = s["sources"]["idle_passed_over"].as_array().unwrap();
-    assert_eq!(passed.len(), 4, "{s}");
+    assert_eq!(passed.len(), 5, "{s}");
     assert!(
-        passed[3]
+        passed[4]
             .as_str()
             .unwrap()
             .starts_with("logind: no system bus"),
@@ -473,4 +479,203 @@ async fn without_any_desktop_the_last_request_stands_in_and_says_why() {
             .starts_with("no desktop reports keyboard idle here"),
         "{s}"
     );
+}
+
+/// A stand-in Wayland compositor with a seat and `ext_idle_notifier_v1`, behaving as wlroots
+/// does: a notification says `idled` once its timeout passes without input, `resumed` at the
+/// next input.
+mod compositor {
+    use std::os::unix::net::UnixStream;
+    use std::path::PathBuf;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::Duration;
+
+    use wayland_protocols::ext::idle_notify::v1::server::{
+        ext_idle_notification_v1, ext_idle_notifier_v1,
+    };
+    use wayland_server::backend::ClientData;
+    use wayland_server::protocol::wl_seat;
+    use wayland_server::{
+        Client, DataInit, Dispatch, Display, DisplayHandle, GlobalDispatch, ListeningSocket, New,
+    };
+
+    use super::LastInput;
+
+    /// How often the stand-in looks at its socket and its user: a test's event loop.
+    const LOOP: Duration = Duration::from_millis(5);
+
+    struct State {
+        user: LastInput,
+        /// Each notification, its timeout, and whether it said `idled` last.
+        notifications: Vec<(
+            ext_idle_notification_v1::ExtIdleNotificationV1,
+            Duration,
+            bool,
+        )>,
+    }
+
+    struct NoData;
+    impl ClientData for NoData {}
+
+    pub struct Compositor {
+        pub socket: PathBuf,
+        stop: Arc<AtomicBool>,
+        thread: Option<std::thread::JoinHandle<()>>,
+    }
+
+    impl Drop for Compositor {
+        fn drop(&mut self) {
+            self.stop.store(true, Ordering::Relaxed);
+            if let Some(t) = self.thread.take() {
+                let _ = t.join();
+            }
+        }
+    }
+
+    impl Compositor {
+        pub fn start(dir: &std::path::Path, user: LastInput) -> Compositor {
+            let socket = dir.join("wayland-idle-test");
+            let listening = ListeningSocket::bind_absolute(socket.clone()).unwrap();
+            let stop = Arc::new(AtomicBool::new(false));
+            let stopping = Arc::clone(&stop);
+            let thread = std::thread::spawn(move || {
+                let mut display = Display::<State>::new().unwrap();
+                let dh = display.handle();
+                dh.create_global::<State, wl_seat::WlSeat, ()>(1, ());
+                dh.create_global::<State, ext_idle_notifier_v1::ExtIdleNotifierV1, ()>(1, ());
+                let mut state = State {
+                    user,
+                    notifications: Vec::new(),
+                };
+                while !stopping.load(Ordering::Relaxed) {
+                    if let Some(stream) = listening.accept().unwrap() {
+                        insert(&mut display.handle(), stream);
+                    }
+                    display.dispatch_clients(&mut state).unwrap();
+                    let idle = state.user.idle();
+                    for (n, timeout, said_idle) in &mut state.notifications {
+                        if !*said_idle && idle >= *timeout {
+                            n.idled();
+                            *said_idle = true;
+                        } else if *said_idle && idle < *timeout {
+                            n.resumed();
+                            *said_idle = false;
+                        }
+                    }
+                    let _ = display.flush_clients();
+                    std::thread::sleep(LOOP);
+                }
+            });
+            Compositor {
+                socket,
+                stop,
+                thread: Some(thread),
+            }
+        }
+    }
+
+    fn insert(dh: &mut DisplayHandle, stream: UnixStream) {
+        dh.insert_client(stream, Arc::new(NoData)).unwrap();
+    }
+
+    impl GlobalDispatch<wl_seat::WlSeat, ()> for State {
+        fn bind(
+            _: &mut Self,
+            _: &DisplayHandle,
+            _: &Client,
+            resource: New<wl_seat::WlSeat>,
+            _: &(),
+            init: &mut DataInit<'_, Self>,
+        ) {
+            init.init(resource, ());
+        }
+    }
+
+    impl Dispatch<wl_seat::WlSeat, ()> for State {
+        fn request(
+            _: &mut Self,
+            _: &Client,
+            _: &wl_seat::WlSeat,
+            _: wl_seat::Request,
+            _: &(),
+            _: &DisplayHandle,
+            _: &mut DataInit<'_, Self>,
+        ) {
+        }
+    }
+
+    impl GlobalDispatch<ext_idle_notifier_v1::ExtIdleNotifierV1, ()> for State {
+        fn bind(
+            _: &mut Self,
+            _: &DisplayHandle,
+            _: &Client,
+            resource: New<ext_idle_notifier_v1::ExtIdleNotifierV1>,
+            _: &(),
+            init: &mut DataInit<'_, Self>,
+        ) {
+            init.init(resource, ());
+        }
+    }
+
+    impl Dispatch<ext_idle_notifier_v1::ExtIdleNotifierV1, ()> for State {
+        fn request(
+            state: &mut Self,
+            _: &Client,
+            _: &ext_idle_notifier_v1::ExtIdleNotifierV1,
+            request: ext_idle_notifier_v1::Request,
+            _: &(),
+            _: &DisplayHandle,
+            init: &mut DataInit<'_, Self>,
+        ) {
+            if let ext_idle_notifier_v1::Request::GetIdleNotification { id, timeout, .. } = request
+            {
+                let n = init.init(id, ());
+                let timeout = Duration::from_millis(u64::from(timeout));
+                state.notifications.push((n, timeout, false));
+            }
+        }
+    }
+
+    impl Dispatch<ext_idle_notification_v1::ExtIdleNotificationV1, ()> for State {
+        fn request(
+            _: &mut Self,
+            _: &Client,
+            _: &ext_idle_notification_v1::ExtIdleNotificationV1,
+            _: ext_idle_notification_v1::Request,
+            _: &(),
+            _: &DisplayHandle,
+            _: &mut DataInit<'_, Self>,
+        ) {
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_wayland_compositor_with_ext_idle_notify_tells_when_the_threshold_passes() {
+    let (_bus, bus) = start_bus();
+    let dir = tempfile::tempdir().unwrap();
+    let user = LastInput::now();
+    let compositor = compositor::Compositor::start(dir.path(), user.clone());
+    let display = compositor.socket.to_str().unwrap().to_owned();
+    let mc = Metaclaw::start(&[
+        ("DBUS_SESSION_BUS_ADDRESS", &bus),
+        ("WAYLAND_DISPLAY", &display),
+        ("XDG_SESSION_TYPE", "wayland"),
+    ])
+    .await;
+    let s = mc.scheduler().await;
+    assert_eq!(s["sources"]["idle_probe"], "ext-idle-notify", "{s}");
+    let passed = s["sources"]["idle_passed_over"].as_array().unwrap();
+    assert_eq!(passed.len(), 2, "{s}");
+    assert_eq!(
+        s["text"]["idle"],
+        "keyboard idle from the Wayland compositor (ext-idle-notify) (not available: ".to_owned()
+            + passed[0].as_str().unwrap()
+            + "; "
+            + passed[1].as_str().unwrap()
+            + ")",
+        "{s}"
+    );
+    mc.open_close_open(async || user.touch()).await;
 }

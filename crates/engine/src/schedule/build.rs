@@ -87,7 +87,7 @@ fn local_sources(
     }
     // A minute is the shortest setting; tests that wait for an idle window set less.
     let threshold = idle_threshold(config);
-    let detected = system_probe(last, clock.clone());
+    let detected = system_probe(last, clock.clone(), threshold);
     info.idle_passed_over = detected.passed_over;
     let idle = IdleSource::new(detected.probe, threshold, clock);
     info.idle_probe = Some(idle.probe_name().to_string());

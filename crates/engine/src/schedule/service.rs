@@ -36,7 +36,7 @@ pub struct SourcesInfo {
     pub sleep_hours: Option<String>,
     pub idle_threshold_minutes: u32,
     /// The idle source in use: `"gnome-idle-monitor"`, `"freedesktop-screensaver"`,
-    /// `"x11"`, `"logind"` or `"last-request"`.
+    /// `"ext-idle-notify"`, `"x11"`, `"logind"` or `"last-request"`.
     pub idle_probe: Option<String>,
     /// Why each better idle source was passed over (`"<name>: <why>"`, best first).
     pub idle_passed_over: Vec<String>,

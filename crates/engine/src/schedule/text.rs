@@ -121,6 +121,7 @@ pub fn idle_source(s: &SchedulerStatus) -> String {
     let from = match s.sources.idle_probe.as_deref() {
         Some("gnome-idle-monitor") => "keyboard idle from GNOME's idle monitor",
         Some("freedesktop-screensaver") => "keyboard idle from the desktop's screen saver service",
+        Some("ext-idle-notify") => "keyboard idle from the Wayland compositor (ext-idle-notify)",
         Some("x11") => "keyboard idle from the X server",
         Some("logind") => "keyboard idle from logind's session idle hint",
         Some("last-request") => {

@@ -2,12 +2,13 @@
 //!
 //! 1. GNOME's compositor (`org.gnome.Mutter.IdleMonitor`): the compositor sees every input,
 //!    Wayland or X11.
-//! 2. The freedesktop screen saver API (`org.freedesktop.ScreenSaver`): KDE and others.
-//! 3. The X server (XScreenSaver), outside Wayland sessions only: under Wayland `$DISPLAY` is
+//! 2. The freedesktop screen saver API (`org.freedesktop.ScreenSaver`): KDE on X11 and others.
+//! 3. The Wayland protocol `ext-idle-notify-v1`: wlroots compositors (Sway, Hyprland), KWin.
+//! 4. The X server (XScreenSaver), outside Wayland sessions only: under Wayland `$DISPLAY` is
 //!    XWayland, which sees only input sent to X11 windows.
-//! 4. systemd-logind's idle hint for this session: coarse, set by the desktop after its own
+//! 5. systemd-logind's idle hint for this session: coarse, set by the desktop after its own
 //!    idle delay.
-//! 5. The time since the last proxy request: not the user (a chatty agent keeps the window
+//! 6. The time since the last proxy request: not the user (a chatty agent keeps the window
 //!    shut), so only where nothing native answers.
 //!
 //! On macOS and Windows the operating system answers (IOKit's `HIDIdleTime`,
@@ -17,6 +18,7 @@
 //! better source misbehaves); when it cannot be used, the last request stands in, said so.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use super::IdleProbe;
 use super::activity::{LastActivity, RequestIdle};
@@ -24,6 +26,8 @@ use super::activity::{LastActivity, RequestIdle};
 use super::dbus::{DbusIdle, Service};
 #[cfg(not(target_os = "linux"))]
 use super::os::{self, OsIdle};
+#[cfg(target_os = "linux")]
+use super::wayland::{self, WaylandIdle};
 #[cfg(target_os = "linux")]
 use super::x11::X11Idle;
 use crate::clock::Clock;
@@ -40,9 +44,10 @@ pub struct Detected {
 
 /// Every source's name, best first.
 #[cfg(target_os = "linux")]
-pub const ORDER: [&str; 5] = [
+pub const ORDER: [&str; 6] = [
     "gnome-idle-monitor",
     "freedesktop-screensaver",
+    wayland::NAME,
     "x11",
     "logind",
     "last-request",
@@ -51,12 +56,14 @@ pub const ORDER: [&str; 5] = [
 #[cfg(not(target_os = "linux"))]
 pub const ORDER: [&str; 2] = [os::NAME, "last-request"];
 
-/// The best source that answers in this session.
-pub fn system_probe(last: LastActivity, clock: Arc<dyn Clock>) -> Detected {
+/// The best source that answers in this session; `threshold` is the idle time that opens a
+/// window (a source that is told when it passes needs it).
+pub fn system_probe(last: LastActivity, clock: Arc<dyn Clock>, threshold: Duration) -> Detected {
     let env = |k| std::env::var(k).ok();
     let forced = env(SOURCE_ENV).filter(|s| !s.trim().is_empty());
     let session = Session {
         wayland: wayland_session(env("WAYLAND_DISPLAY"), env("XDG_SESSION_TYPE")),
+        threshold,
     };
     detect(
         forced.as_deref(),
@@ -70,6 +77,8 @@ struct Session {
     /// Why X11 idle cannot be trusted here, when it cannot.
     #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     wayland: Option<String>,
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    threshold: Duration,
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -89,6 +98,7 @@ fn try_source(name: &str, session: &Session) -> Result<Box<dyn IdleProbe>, Strin
     match name {
         "gnome-idle-monitor" => boxed(DbusIdle::connect(Service::GnomeIdleMonitor)),
         "freedesktop-screensaver" => boxed(DbusIdle::connect(Service::ScreenSaver)),
+        wayland::NAME => boxed(WaylandIdle::connect(session.threshold)),
         "x11" => match &session.wayland {
             Some(why) => Err(why.clone()),
             None => boxed(X11Idle::try_connect()),
@@ -172,8 +182,6 @@ pub(super) fn wayland_session(
 
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
-    use std::time::Duration;
-
     use jiff::tz::TimeZone;
 
     use super::*;
@@ -214,13 +222,19 @@ mod tests {
         assert_eq!(d.probe.name(), "x11");
         assert_eq!(
             asked,
-            ["gnome-idle-monitor", "freedesktop-screensaver", "x11"]
+            [
+                "gnome-idle-monitor",
+                "freedesktop-screensaver",
+                "ext-idle-notify",
+                "x11"
+            ]
         );
         assert_eq!(
             d.passed_over,
             [
                 "gnome-idle-monitor: not here",
-                "freedesktop-screensaver: not here"
+                "freedesktop-screensaver: not here",
+                "ext-idle-notify: not here"
             ]
         );
         let (d, _) = run(None, &["gnome-idle-monitor", "x11"]);
@@ -232,8 +246,8 @@ mod tests {
     fn nothing_native_falls_back_to_the_last_request_saying_why() {
         let (d, asked) = run(None, &[]);
         assert_eq!(d.probe.name(), "last-request");
-        assert_eq!(asked.len(), 4);
-        assert_eq!(d.passed_over.len(), 4);
+        assert_eq!(asked.len(), 5);
+        assert_eq!(d.passed_over.len(), 5);
     }
 
     #[test]

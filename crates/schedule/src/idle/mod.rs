@@ -2,8 +2,8 @@
 //! `scheduler.idle_threshold_minutes`.
 //!
 //! Idle time is the desktop's own where one answers: GNOME's compositor, the freedesktop
-//! screen saver API, the X server (outside Wayland sessions) or logind's idle hint, in that
-//! order (see [`detect`]); elsewhere it falls back to the time since the last proxy request.
+//! screen saver API, a Wayland compositor's ext-idle-notify-v1, the X server (outside Wayland
+//! sessions) or logind's idle hint, in that order (see [`detect`]); elsewhere it falls back to the time since the last proxy request.
 //!
 //! Reading is cheap: after a reading of `t` below the threshold the window cannot open for
 //! another `threshold - t` (idle time only grows by the clock, and input resets it), so the
@@ -35,6 +35,8 @@ mod detect;
 #[cfg(not(target_os = "linux"))]
 mod os;
 #[cfg(target_os = "linux")]
+mod wayland;
+#[cfg(target_os = "linux")]
 mod x11;
 
 pub use activity::{LastActivity, RequestIdle};
@@ -44,12 +46,21 @@ pub use detect::{Detected, ORDER, SOURCE_ENV, system_probe};
 #[cfg(not(target_os = "linux"))]
 pub use os::OsIdle;
 #[cfg(target_os = "linux")]
+pub use wayland::WaylandIdle;
+#[cfg(target_os = "linux")]
 pub use x11::{X11Idle, x11_server_answers};
 
 /// How long the user has been away from the keyboard, from one place.
 pub trait IdleProbe: Send + Sync {
     /// Time since the user's last input. `Err` says why the probe cannot tell right now.
     fn idle_for(&self) -> Result<Duration, String>;
+
+    /// Whether readings may be skipped while the window cannot open yet (see the module
+    /// docs): true for sources that measure idle time by asking; false for one that is
+    /// told when the threshold passes.
+    fn paced(&self) -> bool {
+        true
+    }
 
     /// Short name for logs and status ("gnome-idle-monitor", "x11", "last-request"…).
     fn name(&self) -> &'static str;
@@ -155,8 +166,10 @@ impl Source for IdleSource {
                 if idle >= self.threshold {
                     Reading::Open { until: None }
                 } else {
-                    let left = jiff::SignedDuration::try_from(self.threshold - idle).ok();
-                    *not_before = left.and_then(|left| now.checked_add(left).ok());
+                    if self.probe.paced() {
+                        let left = jiff::SignedDuration::try_from(self.threshold - idle).ok();
+                        *not_before = left.and_then(|left| now.checked_add(left).ok());
+                    }
                     Reading::Closed
                 }
             }

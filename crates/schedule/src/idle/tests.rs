@@ -105,6 +105,39 @@ fn the_desktop_is_not_asked_while_the_window_cannot_open_yet() {
     assert_eq!(asked.load(Ordering::SeqCst), 6);
 }
 
+/// A probe that is told when the threshold passes: cheap to read, never paced.
+struct Told(CountingProbe);
+
+impl IdleProbe for Told {
+    fn idle_for(&self) -> Result<Duration, String> {
+        self.0.idle_for()
+    }
+    fn name(&self) -> &'static str {
+        "told"
+    }
+    fn paced(&self) -> bool {
+        false
+    }
+}
+
+#[test]
+fn a_source_that_is_told_is_read_on_every_tick() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let (fake_clock, clock) = clock();
+    let cell: Answer = Arc::new(Mutex::new(Ok(Duration::ZERO)));
+    let asked = Arc::new(AtomicUsize::new(0));
+    let probe = Told(CountingProbe(Arc::clone(&cell), Arc::clone(&asked)));
+    let s = IdleSource::new(Box::new(probe), 30 * MIN, clock);
+    for _ in 0..3 {
+        fake_clock.advance(Duration::from_secs(2));
+        assert_eq!(s.read(t0()), Reading::Closed);
+    }
+    assert_eq!(asked.load(Ordering::SeqCst), 3);
+    // Told the threshold passed: open at the next read.
+    *cell.lock().unwrap() = Ok(30 * MIN);
+    assert_eq!(s.read(t0()), Reading::Open { until: None });
+}
+
 #[test]
 fn probe_error_is_unavailable_and_recovers() {
     let (_, clock) = clock();
@@ -191,7 +224,7 @@ fn with_a_display_agent_traffic_does_not_close_the_window() {
 fn system_probe_falls_back_without_a_usable_display() {
     // Whatever this machine has, system_probe must return a working probe and never crash.
     let (_, clock) = clock();
-    let d = system_probe(LastActivity::new(t0()), clock);
+    let d = system_probe(LastActivity::new(t0()), clock, 30 * MIN);
     assert!(ORDER.contains(&d.probe.name()), "{}", d.probe.name());
     // Every source better than the chosen one says why it was passed over.
     let rank = ORDER.iter().position(|n| *n == d.probe.name()).unwrap();
