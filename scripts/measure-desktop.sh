@@ -8,6 +8,9 @@
 #   scripts/measure-desktop.sh [path/to/metaclaw]   (default: target/release/metaclaw)
 #   SETTLE=10 scripts/measure-desktop.sh             (seconds to let each state settle)
 #   WAKE_SECS=60 scripts/measure-desktop.sh          (how long wake-ups at rest are counted)
+#   WAKE_SETTLE=60 scripts/measure-desktop.sh        (seconds at rest before counting: start-up
+#                                                     work, the first retries and the allocator's
+#                                                     page purging end first)
 #
 # Wake-ups at rest: context switches of every thread of the process (threads started during
 # the count included) over WAKE_SECS, in the tray with no window and as `start --daemon`,
@@ -18,6 +21,7 @@ set -euo pipefail
 BIN=${1:-target/release/metaclaw}
 SETTLE=${SETTLE:-8}
 WAKE_SECS=${WAKE_SECS:-60}
+WAKE_SETTLE=${WAKE_SETTLE:-60}
 [ -x "$BIN" ] || { echo "no binary at $BIN (cargo build --release -p metaclaw)" >&2; exit 2; }
 for tool in Xvfb dbus-daemon xdotool curl; do
   command -v "$tool" >/dev/null || { echo "$tool is required (scripts/deps.sh)" >&2; exit 2; }
@@ -125,6 +129,7 @@ echo "startup to healthy engine: $(( (HEALTHY - START) / 1000000 )) ms"
 sleep "$SETTLE"
 read -r kb anon n names <<<"$(memory "$APP")"
 echo "idle in the tray (no window): $((kb / 1024)) MB PSS, $((anon / 1024)) MB anonymous, in $n processes ($names )"
+sleep "$WAKE_SETTLE"
 echo "wake-ups at rest in the tray (no window): $(wakeups "$APP")"
 
 # A second launch shows the running app's window (the dashboard).
@@ -145,6 +150,6 @@ wait "$APP" && echo "stopped cleanly" || echo "exit status $?"
 DAEMON=$(cat "$WORK/home/run/metaclaw.pid" 2>/dev/null || pgrep -n -f "$BIN.*(start|engine)" || true)
 [ -n "$DAEMON" ] || { echo "no daemon pid"; exit 1; }
 PIDS+=("$DAEMON")
-sleep "$SETTLE"
+sleep "$WAKE_SETTLE"
 echo "wake-ups at rest as a daemon: $(wakeups "$DAEMON")"
 "$BIN" stop >/dev/null 2>&1 || true

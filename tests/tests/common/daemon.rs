@@ -18,12 +18,25 @@ pub fn bin() -> PathBuf {
     p
 }
 
+/// A port for a daemon to listen on, free when asked. Drawn below Linux's ephemeral range
+/// (32768–60999), where the kernel picks the local ports of outgoing connections: a port
+/// from port 0 is in that range, and on a busy machine running the suite's many HTTP clients
+/// another connection could take it before the daemon binds it.
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    use std::sync::atomic::{AtomicU32, Ordering};
+    const FIRST: u32 = 20_000;
+    const SPAN: u32 = 12_000;
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    // Each test process starts at its own offset, so parallel test binaries rarely meet.
+    let base = std::process::id().wrapping_mul(7_919) % SPAN;
+    for _ in 0..SPAN {
+        let n = (base + NEXT.fetch_add(1, Ordering::Relaxed)) % SPAN;
+        let port = u16::try_from(FIRST + n).unwrap();
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free port in {FIRST}..{}", FIRST + SPAN)
 }
 
 pub struct Home {
