@@ -61,6 +61,10 @@ llm:
   model_id: measure
 proxy:
   port: $PORT
+# No embedding model download: a machine with the model installed (or without the network)
+# does not retry one at 1, 2, 4… minutes, which would land in the wake-up count.
+skills:
+  embedding_download: false
 EOF
 export METACLAW_HOME="$WORK/home" HOME="$WORK/user" METACLAW_SECRET_BACKEND=file
 export METACLAW_PROXY_API_KEY=measure-proxy-key
