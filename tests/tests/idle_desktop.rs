@@ -67,7 +67,17 @@ struct Metaclaw {
 impl Metaclaw {
     async fn start(env: &[(&str, &str)]) -> Metaclaw {
         let port = free_port();
-        let home = Home::new(&format!("proxy:\n  port: {port}\n"));
+        // Sleep hours six hours away, whatever the time: only idle opens a window here.
+        let hour = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_secs()
+            / 3600
+            % 24;
+        let (start, end) = ((hour + 6) % 24, (hour + 7) % 24);
+        let home = Home::new(&format!(
+            "proxy:\n  port: {port}\nscheduler:\n  sleep_start: \"{start:02}:00\"\n  sleep_end: \"{end:02}:00\"\n"
+        ));
         let mut cmd = home.cmd("file", &["start", "--daemon"]);
         cmd.env("TZ", "UTC")
             .env(
@@ -146,7 +156,7 @@ impl Metaclaw {
         input().await;
         let touched = Instant::now();
         let s = self.wait_idle("closed").await;
-        assert_ne!(s["state"], "open", "input closes the window: {s}");
+        assert_eq!(s["state"], "waiting", "input closes the window: {s}");
         self.wait_idle("open").await;
         assert!(
             touched.elapsed() >= THRESHOLD,

@@ -3,7 +3,8 @@
 //!
 //! Idle time is the desktop's own where one answers: GNOME's compositor, the freedesktop
 //! screen saver API, a Wayland compositor's ext-idle-notify-v1, the X server (outside Wayland
-//! sessions) or logind's idle hint, in that order (see [`detect`]); elsewhere it falls back to the time since the last proxy request.
+//! sessions) or logind's idle hint, in that order (see [`detect`]); elsewhere it falls back
+//! to the time since the last proxy request.
 //!
 //! Reading is cheap: after a reading of `t` below the threshold the window cannot open for
 //! another `threshold - t` (idle time only grows by the clock, and input resets it), so the
