@@ -2,8 +2,7 @@
 # Installs the system packages MetaClaw needs to build and to run its tests on Debian/Ubuntu:
 # a C toolchain (bundled SQLite), a D-Bus session with an unlockable Secret Service
 # (gnome-keyring) so secrets land in a real keychain, Xlib and XScreenSaver to link keyboard
-# idle detection against, and a headless X server with xdotool to test it for real; GNOME's
-# compositor (mutter), run headless to test Wayland idle detection against; the
+# idle detection against, and a headless X server with xdotool to test it for real; the
 # desktop shell's libraries (Tauri: GTK, WebKitGTK, Ayatana AppIndicator for the tray) and
 # gdbus, which the tray test drives the menu with; ImageMagick's `import` for the window
 # screenshot, and zbarimg (zbar-tools) to read the WeChat QR code back out of it;
@@ -12,9 +11,15 @@
 set -euo pipefail
 
 packages=(build-essential pkg-config dbus dbus-x11 gnome-keyring libsecret-tools procps sqlite3
-  libx11-dev libxss-dev xvfb xdotool mutter
+  libx11-dev libxss-dev xvfb xdotool
   libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev libsoup-3.0-dev
   libxdo-dev libglib2.0-bin imagemagick zbar-tools desktop-file-utils chromium)
+# With --tests, also what only the tests need and a user's machine should not get from
+# installing MetaClaw: GNOME's compositor (mutter), run headless to test Wayland idle
+# detection against (installing it registers an X window manager alternative).
+if [ "${1:-}" = "--tests" ]; then
+  packages+=(mutter)
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

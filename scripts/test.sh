@@ -14,7 +14,7 @@ if [ "${1:-}" = "--stress" ]; then
   shift
   exec bash scripts/stress.sh bash scripts/test.sh "$@"
 fi
-bash scripts/deps.sh
+bash scripts/deps.sh --tests
 
 # The web UI first: the engine embeds ui/dist when it exists, so the binary the end-to-end
 # tests drive serves the real UI.

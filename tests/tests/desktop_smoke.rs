@@ -521,11 +521,16 @@ impl Desktop {
         self.home.path().join("config.yaml")
     }
 
+    /// The admin token from the run files. After an in-place restart the new engine answers
+    /// before it has published them again, so the file is waited for.
     fn token(&self) -> String {
-        std::fs::read_to_string(self.home.path().join("run/admin_token"))
-            .unwrap()
-            .trim()
-            .to_string()
+        let file = self.home.path().join("run/admin_token");
+        poll("the admin token file", STEP_DEADLINE, || {
+            std::fs::read_to_string(&file)
+                .ok()
+                .map(|t| t.trim().to_string())
+                .filter(|t| !t.is_empty())
+        })
     }
 
     /// `GET path` on the admin API until `want` holds for the answer.

@@ -6,7 +6,7 @@
 //! for the training window to open after the idle threshold, injects input, sees the window
 //! close, and sees it open again no sooner than a threshold later.
 //!
-//! mutter and dbus-daemon are required (scripts/deps.sh installs them): these tests fail,
+//! mutter and dbus-daemon are required (`scripts/deps.sh --tests` installs them): these tests fail,
 //! not skip, without them.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test helpers outside #[test] fns
@@ -194,7 +194,7 @@ impl Mutter {
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(runtime.path().join("mutter.log")).unwrap())
             .spawn()
-            .expect("mutter is required (scripts/deps.sh installs it)");
+            .expect("mutter is required (scripts/deps.sh --tests installs it)");
         let m = Mutter {
             _bus: bus_daemon,
             bus,

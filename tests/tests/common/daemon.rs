@@ -27,10 +27,14 @@ pub fn free_port() -> u16 {
     const FIRST: u32 = 20_000;
     const SPAN: u32 = 12_000;
     static NEXT: AtomicU32 = AtomicU32::new(0);
-    // Each test process starts at its own offset, so parallel test binaries rarely meet.
-    let base = std::process::id().wrapping_mul(7_919) % SPAN;
+    // Each test process starts at its own offset, so parallel test binaries rarely meet, and
+    // steps by a prime: neighbouring ports are not handed out together (the desktop app
+    // offers the port above a taken one, which must not be another test's).
+    const STRIDE: u32 = 7_919;
+    let base = std::process::id().wrapping_mul(STRIDE) % SPAN;
     for _ in 0..SPAN {
-        let n = (base + NEXT.fetch_add(1, Ordering::Relaxed)) % SPAN;
+        let k = NEXT.fetch_add(1, Ordering::Relaxed);
+        let n = (base + k.wrapping_mul(STRIDE)) % SPAN;
         let port = u16::try_from(FIRST + n).unwrap();
         if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
             return port;
