@@ -129,6 +129,18 @@ impl LocalModel {
         *self.state.lock().unwrap_or_else(PoisonError::into_inner) = state;
     }
 
+    /// A download's progress or failure, unless a model is loaded (imported by hand while
+    /// the download ran): then the download has nothing left to say, and `false` tells it
+    /// to stop.
+    pub(super) fn set_download_state(&self, state: LocalState) -> bool {
+        let mut current = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        if self.embedder().is_some() || matches!(*current, LocalState::Ready { .. }) {
+            return false;
+        }
+        *current = state;
+        true
+    }
+
     fn embedder(&self) -> Option<Arc<Embedder>> {
         self.embedder
             .read()

@@ -77,7 +77,9 @@ async fn fetch_and_load(model: Arc<LocalModel>, download: bool) {
         .unwrap_or_else(|| DEFAULT_MANIFEST.base_url.to_string());
     let mut wait = FIRST_RETRY;
     loop {
-        model.set_state(LocalState::Downloading { from: from.clone() });
+        if !model.set_download_state(LocalState::Downloading { from: from.clone() }) {
+            return;
+        }
         tracing::info!(
             model = model.name(),
             from = %from,
@@ -102,7 +104,10 @@ async fn fetch_and_load(model: Arc<LocalModel>, download: bool) {
                     retry_in_secs = wait.as_secs(),
                     "cannot download the local embedding model; `metaclaw models import PATH` installs one by hand"
                 );
-                model.set_state(LocalState::Failed { error });
+                // A model imported while this download ran is not reported as failing.
+                if !model.set_download_state(LocalState::Failed { error }) {
+                    return;
+                }
             }
         }
         tokio::time::sleep(wait).await;
