@@ -14,12 +14,12 @@
 mod common;
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use common::bus::{Killed, start_bus};
 use common::daemon::{PROXY_KEY, bin, free_port};
 use metaclaw_e2e::fake_upstream::{FakeOptions, FakeUpstream, Fault};
 use metaclaw_e2e::fake_wechat::{FakeWechat, LINK};
@@ -29,16 +29,6 @@ const POLL: Duration = Duration::from_millis(50);
 /// Start-up of the app (WebKit included) on a slow CI machine.
 const START_DEADLINE: Duration = Duration::from_secs(90);
 const STEP_DEADLINE: Duration = Duration::from_secs(30);
-
-/// A process killed on drop.
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 fn poll<T>(what: &str, deadline: Duration, mut f: impl FnMut() -> Option<T>) -> T {
     let end = Instant::now() + deadline;
@@ -87,23 +77,6 @@ fn start_xvfb() -> (Killed, String) {
         }
     }
     panic!("no free X display number from {base}");
-}
-
-/// A private session bus: (daemon, address).
-fn start_bus() -> (Killed, String) {
-    let mut child = Command::new("dbus-daemon")
-        .args(["--session", "--nofork", "--nopidfile", "--print-address=1"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("dbus-daemon is required (scripts/deps.sh installs it)");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    assert!(!line.trim().is_empty(), "dbus-daemon printed no address");
-    (Killed(child), line.trim().to_string())
 }
 
 /// The stand-in `org.kde.StatusNotifierWatcher`: records who registered what.

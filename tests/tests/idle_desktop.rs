@@ -13,12 +13,12 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use common::bus::{Killed, start_bus};
 use common::daemon::{Home, free_port};
 use serde_json::Value;
 
@@ -30,32 +30,6 @@ const DEADLINE: Duration = Duration::from_secs(60);
 const POLL: Duration = Duration::from_millis(100);
 /// Nothing listens here: a bus that is not there.
 const NO_BUS: &str = "unix:path=/nonexistent/metaclaw-test-bus";
-
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// A private bus (session configuration), used as the session or the system bus.
-fn start_bus() -> (Killed, String) {
-    let mut child = Command::new("dbus-daemon")
-        .args(["--session", "--nofork", "--nopidfile", "--print-address=1"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("dbus-daemon is required (scripts/deps.sh installs it)");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    assert!(!line.trim().is_empty(), "dbus-daemon printed no address");
-    (Killed(child), line.trim().to_string())
-}
 
 /// MetaClaw's daemon with the given environment, its training window read through the API.
 struct Metaclaw {

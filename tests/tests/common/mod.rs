@@ -3,6 +3,7 @@
 // Test support: failing loudly is the point, and not every test file uses every helper.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+pub mod bus;
 pub mod daemon;
 pub mod events;
 pub mod memory_daemon;
