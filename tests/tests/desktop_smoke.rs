@@ -576,12 +576,23 @@ impl Desktop {
             .collect()
     }
 
-    /// The app's window, once one is shown.
+    /// The app's window, once one is shown. Its first showing starts WebKit (on a fresh
+    /// machine with cold font and shader caches), so it has the start-up deadline; a timeout
+    /// says what the app logged.
     fn shown_window(&self) -> String {
         tokio::task::block_in_place(|| {
-            poll("the window to show", STEP_DEADLINE, || {
-                self.visible_windows().into_iter().next()
-            })
+            let end = Instant::now() + START_DEADLINE;
+            loop {
+                if let Some(id) = self.visible_windows().into_iter().next() {
+                    return id;
+                }
+                assert!(
+                    Instant::now() < end,
+                    "timed out waiting for the window to show; the app logged:\n{}",
+                    self.logs()
+                );
+                std::thread::sleep(POLL);
+            }
         })
     }
 
