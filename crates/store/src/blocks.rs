@@ -1,7 +1,7 @@
 //! Injected context blocks, remembered per message so a session's prompt prefix stays
 //! byte-identical across turns (upstream prompt caches key on the exact prefix).
 
-use rusqlite::{OptionalExtension, params};
+use rusqlite::{OptionalExtension, TransactionBehavior, params};
 
 use crate::body_parts::{Rebuilder, Text, release, store_shared};
 use crate::error::StoreError;
@@ -37,7 +37,9 @@ impl Store {
     /// Stores blocks in one transaction. The first block stored for a (session, message)
     /// wins and never changes: rewriting it would break the cached prefix.
     pub fn put_injected_blocks(&mut self, rows: &[NewBlock]) -> Result<(), StoreError> {
-        let tx = self.conn.transaction()?;
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
         for r in rows {
             let known: Option<i64> = tx
                 .prepare_cached(
@@ -128,7 +130,9 @@ impl Store {
 
     /// Deletes blocks stored before `older_than_ms`; returns how many were removed.
     pub fn prune_injected_blocks(&mut self, older_than_ms: i64) -> Result<usize, StoreError> {
-        let tx = self.conn.transaction()?;
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
         let bodies: Vec<Vec<u8>> = tx
             .prepare_cached(
                 "SELECT block_body FROM injected_blocks

@@ -4,7 +4,7 @@
 //! training samples were held out from MetaClaw's block (`learning.holdout`), and which
 //! skills and memories a sample's turn carried, so judge scores can be compared the same way.
 
-use rusqlite::params;
+use rusqlite::{TransactionBehavior, params};
 
 use crate::body_parts::Rebuilder;
 use crate::error::StoreError;
@@ -72,7 +72,9 @@ impl Store {
 
     /// Writes each turn's label, in one transaction.
     pub fn set_follow_ups(&mut self, labels: &[(TurnId, &str)]) -> Result<(), StoreError> {
-        let tx = self.conn.transaction()?;
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
         {
             let mut stmt = tx.prepare_cached("UPDATE turns SET follow_up = ?2 WHERE id = ?1")?;
             for (id, label) in labels {

@@ -1,7 +1,7 @@
 //! What learning cost, per UTC day and purpose (schema v7): counts are added to a day's row,
 //! so the engine writes only what changed since its last write.
 
-use rusqlite::params;
+use rusqlite::{TransactionBehavior, params};
 use serde::{Deserialize, Serialize};
 
 use crate::error::StoreError;
@@ -41,7 +41,9 @@ fn int(n: u64) -> i64 {
 impl Store {
     /// Adds each row's counts to its day and purpose, in one transaction.
     pub fn add_learning_usage(&mut self, rows: &[LearningUsage]) -> Result<(), StoreError> {
-        let tx = self.conn.transaction()?;
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
         {
             let mut stmt = tx.prepare_cached(
                 "INSERT INTO learning_usage (day, purpose, calls, failed, input_tokens,

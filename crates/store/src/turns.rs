@@ -1,6 +1,6 @@
 //! Turn rows: batch insertion (one transaction) and reads.
 
-use rusqlite::{Row, Transaction, params};
+use rusqlite::{Row, Transaction, TransactionBehavior, params};
 use serde::Serialize;
 
 use crate::body_parts::{Kind, Rebuilder, store_body};
@@ -106,7 +106,9 @@ impl Store {
     /// session rows, numbers each session's turns after its highest stored index (so
     /// numbering survives restarts) and updates the session's counters.
     pub fn insert_turns(&mut self, turns: &[NewTurn]) -> Result<Vec<TurnId>, StoreError> {
-        let tx = self.conn.transaction()?;
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
         let ids = turns
             .iter()
             .map(|turn| insert_one(&tx, turn))
