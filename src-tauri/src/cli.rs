@@ -7,7 +7,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 #[derive(Debug, Parser)]
 #[command(
     name = "metaclaw",
-    version,
+    version = crate::VERSION,
     about = "Makes your AI agent learn from real use: a local proxy that injects skills and memories and learns from every conversation.",
     after_help = "With no command, MetaClaw starts: the tray app with its window when there is a display, else in the foreground."
 )]
@@ -71,6 +71,10 @@ pub enum Command {
     /// The database on disk: its size, what takes the space, the retention in force and
     /// when it last ran; `prune` applies the retention now.
     Storage(StorageArgs),
+    /// Whether a newer MetaClaw exists (the package's apt repository, or
+    /// `updates.manifest_url` for a build from source). Nothing is downloaded or installed.
+    #[command(subcommand)]
+    Update(UpdateCommand),
     /// Training windows: whether one is open, why, and when the next one comes.
     #[command(subcommand)]
     Scheduler(SchedulerCommand),
@@ -485,4 +489,14 @@ pub enum ModelsCommand {
     },
     /// The installed embedding model, and what the running MetaClaw retrieves with.
     Status,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum UpdateCommand {
+    /// Look now, and say how to install a newer version.
+    Check {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
 }

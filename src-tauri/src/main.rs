@@ -15,12 +15,22 @@ use std::process::ExitCode;
 use clap::Parser;
 use metaclaw_engine::paths::Paths;
 
-use cli::{Cli, Command, ModelsCommand, StartArgs};
+use cli::{Cli, Command, ModelsCommand, StartArgs, UpdateCommand};
 use exit::Outcome;
+
+/// This build's version: `METACLAW_VERSION` at build time stamps it (a channel's build,
+/// `0.2.0~beta1`), else the workspace's.
+pub const VERSION: &str = match option_env!("METACLAW_VERSION") {
+    Some(v) => v,
+    None => env!("CARGO_PKG_VERSION"),
+};
 
 fn main() -> ExitCode {
     #[cfg(feature = "desktop")]
     prefer_software_rendering();
+    metaclaw_updates::version::set_current(VERSION);
+    // The program file as it is now, so a replacement (a package upgrade) is seen later.
+    let _ = metaclaw_updates::ExeWatch::process();
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
@@ -87,6 +97,9 @@ fn run(cli: Cli) -> Outcome {
         Some(Command::Resume) => commands::pause::resume(&paths),
         Some(Command::Scheduler(command)) => commands::scheduler::run(&paths, command),
         Some(Command::Storage(args)) => commands::storage::run(&paths, args),
+        Some(Command::Update(UpdateCommand::Check { json })) => {
+            commands::update::check(&paths, json)
+        }
         Some(Command::TrainStep { json }) => commands::train::run(&paths, json),
         Some(Command::Models(ModelsCommand::Download {
             model,

@@ -2,6 +2,7 @@
 //! proxy talks to, and the load generator.
 
 pub mod bench;
+pub mod fake_apt;
 pub mod fake_google;
 pub mod fake_judge;
 pub mod fake_process;

@@ -233,7 +233,14 @@ fn id_of(items: &[(i32, String)], label: &str) -> i32 {
 /// `metaclaw ARGS` with `home` as `$METACLAW_HOME` and `user_home` as `$HOME`, on `display`
 /// and `bus`.
 fn app_command(home: &Path, user_home: &Path, display: &str, bus: &str, args: &[&str]) -> Command {
-    let mut c = Command::new(bin());
+    // A program a test installed in the user's bin/ (as a package installs /usr/bin/metaclaw)
+    // runs instead of the built one.
+    let installed = user_home.join("bin/metaclaw");
+    let mut c = Command::new(if installed.is_file() {
+        installed
+    } else {
+        bin()
+    });
     // Stand-in programs (the WeChat plugin's) come first when a test put them there.
     let fakes = user_home.join("bin");
     if fakes.is_dir() {
@@ -533,11 +540,24 @@ impl Desktop {
 
     /// The tray's menu on the bus, once the icon registered.
     fn menu(&self) -> Menu {
+        self.menu_not_of(None)
+    }
+
+    /// The menu of a tray icon registered by another connection than `old`'s (a process that
+    /// became a new program registers again, from a new connection).
+    fn menu_not_of(&self, old: Option<&Menu>) -> Menu {
         let (dest, path) = tokio::task::block_in_place(|| {
-            poll("the tray icon to register", STEP_DEADLINE, || {
-                self.items.lock().unwrap().first().cloned()
+            poll("the tray icon to register", START_DEADLINE, || {
+                self.items
+                    .lock()
+                    .unwrap()
+                    .iter()
+                    .rev()
+                    .find(|(sender, _)| old.is_none_or(|m| *sender != m.sender))
+                    .cloned()
             })
         });
+        let sender = dest.clone();
         let (dest, path) = if path.starts_with('/') {
             (dest, path)
         } else {
@@ -558,6 +578,7 @@ impl Desktop {
             .to_string();
         Menu {
             bus: self.bus.clone(),
+            sender,
             dest,
             path: menu_path,
         }
@@ -663,6 +684,8 @@ impl Desktop {
 /// The tray's menu, read and clicked over dbusmenu.
 struct Menu {
     bus: String,
+    /// The connection that registered the tray icon.
+    sender: String,
     dest: String,
     path: String,
 }
@@ -1213,4 +1236,69 @@ async fn a_home_that_cannot_be_written_is_told() {
     let dialog = d.window_named("MetaClaw cannot start");
     d.press(&dialog, "Escape");
     assert_eq!(d.exit_status().code(), Some(1), "{}", d.logs());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_replaced_program_is_offered_as_a_restart_and_comes_back_the_same() {
+    // The app runs from the user's bin/ (as from /usr/bin), and an upgrade renames a new file
+    // over it, as dpkg does. scripts/update-test.sh runs this test on the installed package
+    // with a real upgrade instead: METACLAW_UPGRADE_COMMAND (apt-get) replaces
+    // METACLAW_BIN, and the app must come back as METACLAW_UPGRADE_TO.
+    let upgrade = std::env::var("METACLAW_UPGRADE_COMMAND").ok();
+    let version = std::env::var("METACLAW_UPGRADE_TO")
+        .unwrap_or_else(|_| env!("CARGO_PKG_VERSION").to_owned());
+    let config = "# my settings\nproxy:\n  port: {port}  # kept\n";
+    let d = Desktop::start_with(
+        config,
+        Some("llm.api_key: sk-kept-across\n"),
+        &["--hidden"],
+        |s| {
+            if upgrade.is_none() {
+                let dir = s.user_home.join("bin");
+                std::fs::create_dir_all(&dir).unwrap();
+                std::fs::copy(bin(), dir.join("metaclaw")).unwrap();
+            }
+        },
+    )
+    .await;
+    let menu = d.menu();
+    let before = d.admin_until("/api/status", "/api/status", |v| v["pid"].is_u64());
+    assert!(before["update"]["restart_to"].is_null(), "{before}");
+    let config_bytes = std::fs::read(d.config()).unwrap();
+    let secrets_bytes = std::fs::read(d.home.path().join("secrets.yaml")).unwrap();
+
+    match &upgrade {
+        Some(command) => {
+            let o = Command::new("sh").args(["-c", command]).output().unwrap();
+            assert!(o.status.success(), "{command}: {o:?}");
+        }
+        None => {
+            let installed = d.user_home.path().join("bin/metaclaw");
+            let new = installed.with_file_name("metaclaw.dpkg-new");
+            std::fs::copy(bin(), &new).unwrap();
+            std::fs::rename(&new, &installed).unwrap();
+        }
+    }
+    assert_eq!(
+        d.note(&format!("MetaClaw {version} is installed")),
+        "Choose \"Restart MetaClaw\" in the tray menu to run it."
+    );
+    menu.click(&format!("Restart MetaClaw ({version})"));
+
+    // The same process becomes the program now on disk, serving again on the same port from
+    // the same home: the new version, a fresh program-file watch, the same settings.
+    let menu = d.menu_not_of(Some(&menu));
+    let after = d.admin_until("/api/status", "the restarted app", |v| {
+        v["pid"] == before["pid"] && v["update"]["restart_to"].is_null()
+    });
+    assert_eq!(after["version"], version.as_str());
+    assert_eq!(after["listen"], before["listen"]);
+    assert_eq!(after["home"], before["home"]);
+    assert!(d.logs().contains("running the new version"), "{}", d.logs());
+    assert_eq!(std::fs::read(d.config()).unwrap(), config_bytes);
+    assert_eq!(
+        std::fs::read(d.home.path().join("secrets.yaml")).unwrap(),
+        secrets_bytes
+    );
+    d.quit(&menu);
 }

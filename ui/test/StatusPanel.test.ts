@@ -87,6 +87,14 @@ describe('StatusPanel', () => {
     expect(shown.classList.contains('problem')).toBe(false);
   });
 
+  it('says when a newer version is available, as the engine words it', async () => {
+    const line = "MetaClaw 0.2.0 is available (running 0.1.0); to install it: sudo apt upgrade metaclaw";
+    const update = { check: 'daily', current: '0.1.0', source: 'apt', from: null, available: '0.2.0', apply: 'sudo apt upgrade metaclaw', error: null, checked_at_ms: 1, restart_to: null, line };
+    const api = fakeApi({ 'GET /api/status': { ...STATUS, update } });
+    render(StatusPanel, { api, every: 60_000 });
+    expect((await screen.findByTestId('update')).textContent).toBe(line);
+  });
+
   it('shows no problem lines for a healthy engine, nor for one without the health section', async () => {
     const api = fakeApi({ 'GET /api/status': STATUS });
     render(StatusPanel, { api, every: 60_000 });

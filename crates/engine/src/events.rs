@@ -43,6 +43,11 @@ pub enum EngineEvent {
         line: String,
         qr: Option<String>,
     },
+    /// A newer MetaClaw is in the package's repository (or the manifest); `apply` says how
+    /// to install it. Told once per version.
+    UpdateAvailable { version: String, apply: String },
+    /// The program file was replaced (a package upgrade): restarting runs `version`.
+    RestartOffered { version: String },
 }
 
 #[derive(Debug, Clone)]

@@ -28,5 +28,6 @@ pub mod storage;
 pub mod store_access;
 pub mod supervise;
 pub mod ui;
+pub mod updates;
 pub mod wechat;
 pub mod wiring;

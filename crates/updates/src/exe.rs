@@ -2,7 +2,11 @@
 //! it), and which version the new file is, so a restart can be offered.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
+
+use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher};
+use tokio::sync::Notify;
 
 /// `--version` of the new file is instant; this bounds a broken one.
 const VERSION_DEADLINE: Duration = Duration::from_secs(10);
@@ -35,8 +39,16 @@ pub struct ExeWatch {
     started: Option<Identity>,
 }
 
+static PROCESS: std::sync::OnceLock<Option<ExeWatch>> = std::sync::OnceLock::new();
+
 impl ExeWatch {
-    /// Watches the running program's file.
+    /// The running program's file as it was when this was first called: the host calls it
+    /// at start, so an engine restarted in place still compares with what the process runs.
+    pub fn process() -> Option<&'static ExeWatch> {
+        PROCESS.get_or_init(Self::current).as_ref()
+    }
+
+    /// Watches the running program's file from now on.
     pub fn current() -> Option<ExeWatch> {
         let exe = std::env::current_exe().ok()?;
         // Linux names a file replaced before this call "… (deleted)".
@@ -55,6 +67,28 @@ impl ExeWatch {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Wakes `wake` whenever something in the program's folder is created, renamed or
+    /// removed (an upgrade renames the new file over the old one), so a change is seen at
+    /// once rather than at the next poll. `None` when the folder cannot be watched; keep the
+    /// watcher as long as it should watch.
+    pub fn watch_folder(&self, wake: Arc<Notify>) -> Option<RecommendedWatcher> {
+        let dir = self.path.parent()?;
+        let mut watcher = notify::recommended_watcher(move |res: notify::Result<Event>| {
+            if let Ok(event) = res
+                && !matches!(event.kind, EventKind::Access(_))
+            {
+                wake.notify_one();
+            }
+        })
+        .inspect_err(|e| tracing::debug!(error = %e, "the program's folder is not watched"))
+        .ok()?;
+        watcher
+            .watch(dir, RecursiveMode::NonRecursive)
+            .inspect_err(|e| tracing::debug!(error = %e, "the program's folder is not watched"))
+            .ok()?;
+        Some(watcher)
     }
 
     /// Whether a different file is at the path now (one stat; a missing file is not a change:

@@ -26,4 +26,5 @@ pub use apt_source::{AptSource, SOURCES_PATH};
 pub use check::{APPLY_APT, APPLY_SOURCE, Outcome, Sources, check};
 pub use error::UpdateError;
 pub use exe::ExeWatch;
+pub use notify::RecommendedWatcher;
 pub use packages::{PACKAGE, this_arch};

@@ -17,4 +17,5 @@ pub mod stop;
 pub mod storage;
 pub mod train;
 pub mod uninstall;
+pub mod update;
 pub mod wechat_login;

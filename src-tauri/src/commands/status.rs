@@ -181,6 +181,9 @@ pub fn run(paths: &Paths, as_json: bool) -> Outcome {
             storage::last_run_words(st.last_run.as_ref(), now)
         ));
     }
+    if let Some(line) = s.update.as_ref().and_then(|u| u.line.as_ref()) {
+        output::line(format!("  update:     {line}"));
+    }
     // The training-window line; status still answers if the scheduler does not.
     match &window {
         Ok(words) => {

@@ -27,6 +27,8 @@ pub struct Live {
     pub wechat: Wechat,
     /// The engine's task owner (a WeChat login started from the tray runs there).
     pub tasks: Supervisor,
+    /// A newer version to install, or installed already (the tray's update item).
+    pub updates: metaclaw_engine::updates::Updates,
 }
 
 pub struct Host {
@@ -39,6 +41,8 @@ pub struct Host {
     restart: Mutex<RestartHandle>,
     /// A mode chosen in the tray replaces a `--mode` given at start.
     drop_mode_override: AtomicBool,
+    /// "Restart MetaClaw" was chosen: once stopped, the app runs the new program file.
+    relaunch: AtomicBool,
 }
 
 impl Host {
@@ -56,6 +60,7 @@ impl Host {
             paths,
             quit: CancellationToken::new(),
             drop_mode_override: AtomicBool::new(false),
+            relaunch: AtomicBool::new(false),
         };
         Ok((std::sync::Arc::new(host), engine))
     }
@@ -86,6 +91,36 @@ impl Host {
         self.drop_mode_override.store(true, Ordering::SeqCst);
         self.restart();
         Ok(())
+    }
+
+    /// Restarts into the program file now on disk (a package upgrade replaced it): waits for
+    /// a training step that runs to end, then stops as Quit does (sessions end cleanly); the
+    /// app then runs the new file ([`Host::relaunching`]).
+    pub async fn restart_into_new_version(&self) {
+        let mut steps = self.live().windows.watch();
+        let running = |s: &metaclaw_schedule::machine::Snapshot| {
+            matches!(s.phase, metaclaw_schedule::machine::Phase::Running { .. })
+        };
+        if running(&steps.borrow_and_update()) {
+            tracing::info!("restart chosen during a training step; restarting once it ends");
+            super::notify::tell(
+                "MetaClaw restarts after this training step",
+                "A training step is running; MetaClaw restarts as soon as it ends.".into(),
+            )
+            .await;
+            tokio::select! {
+                _ = steps.wait_for(|s| !running(s)) => {}
+                () = self.quit.cancelled() => return,
+            }
+        }
+        tracing::info!("restarting into the new version");
+        self.relaunch.store(true, Ordering::SeqCst);
+        self.quit.cancel();
+    }
+
+    /// Whether the app should run the new program file once stopped.
+    pub fn relaunching(&self) -> bool {
+        self.relaunch.load(Ordering::SeqCst)
     }
 
     /// Stops the current engine so [`Host::serve`] starts it again.
@@ -139,6 +174,7 @@ fn live_of(engine: &Engine, paths: &Paths, overrides: &Overrides) -> Live {
         mode: effective_mode(paths, overrides),
         wechat: engine.wechat(),
         tasks: engine.tasks(),
+        updates: engine.updates(),
     }
 }
 

@@ -30,10 +30,12 @@ pub enum ItemId {
     WechatLogin,
     /// "Review N learned skills…": opens the Skills screen.
     Review,
+    /// "Update available (N)…" (says how to install it) or "Restart MetaClaw (N)".
+    Update,
 }
 
 impl ItemId {
-    pub const ALL: [ItemId; 22] = [
+    pub const ALL: [ItemId; 23] = [
         ItemId::Status,
         ItemId::Agent,
         ItemId::Learning,
@@ -56,6 +58,7 @@ impl ItemId {
         ItemId::Wechat,
         ItemId::WechatLogin,
         ItemId::Review,
+        ItemId::Update,
     ];
 
     /// The Mode ▸ items, in menu order.
@@ -85,6 +88,7 @@ impl ItemId {
             ItemId::Wechat => "wechat",
             ItemId::WechatLogin => "wechat-login",
             ItemId::Review => "review-skills",
+            ItemId::Update => "update",
         }
     }
 
@@ -117,6 +121,7 @@ impl ItemId {
             ItemId::Wechat => "WeChat",
             ItemId::WechatLogin => "Log in to WeChat again",
             ItemId::Review => "Review learned skills",
+            ItemId::Update => "Update available",
         }
     }
 
@@ -217,6 +222,8 @@ pub struct View {
     pub wechat: Option<String>,
     /// "Review N learned skills…" while skills wait for approval (`skills.review: ask`).
     pub review: Option<String>,
+    /// "Update available (N)…" or "Restart MetaClaw (N)".
+    pub update: Option<String>,
 }
 
 /// What the tray shows besides the scheduler: the host's own state.
@@ -228,6 +235,18 @@ pub struct HostView {
     pub wechat: Option<String>,
     /// Learned skills waiting for approval.
     pub proposals: usize,
+    /// The update item's label, when there is one ([`update_line`]).
+    pub update: Option<String>,
+}
+
+/// The tray's update item: a restart once a newer version is installed, else the newer
+/// version to install (its click says how).
+pub fn update_line(available: Option<&str>, restart_to: Option<&str>) -> Option<String> {
+    match (restart_to, available) {
+        (Some(v), _) => Some(format!("Restart MetaClaw ({v})")),
+        (None, Some(v)) => Some(format!("Update available ({v})…")),
+        (None, None) => None,
+    }
 }
 
 /// The tray's review line for `n` proposals waiting; none when nothing waits.
@@ -278,12 +297,16 @@ impl View {
             autostart: host.autostart,
             wechat: host.wechat.clone(),
             review: review_line(host.proposals),
+            update: host.update.clone(),
         }
     }
 
     pub fn tooltip(&self) -> String {
         let mut tip = format!("{}\n{}\n{}", self.status, self.agent, self.learning);
-        for line in [&self.wechat, &self.review].into_iter().flatten() {
+        for line in [&self.wechat, &self.review, &self.update]
+            .into_iter()
+            .flatten()
+        {
             tip.push('\n');
             tip.push_str(line.trim_end_matches('…'));
         }
@@ -380,6 +403,7 @@ mod tests {
             autostart: false,
             wechat: None,
             review: None,
+            update: None,
         };
         let checked: Vec<_> = ItemId::ALL
             .into_iter()
@@ -395,6 +419,24 @@ mod tests {
             ..view
         };
         assert!(waiting.tooltip().ends_with("\nReview 2 learned skills"));
+        let newer = View {
+            update: update_line(Some("0.2.0"), None),
+            ..waiting
+        };
+        assert!(newer.tooltip().ends_with("\nUpdate available (0.2.0)"));
+    }
+
+    #[test]
+    fn the_update_item_offers_a_restart_once_installed() {
+        assert_eq!(update_line(None, None), None);
+        assert_eq!(
+            update_line(Some("0.2.0"), None).as_deref(),
+            Some("Update available (0.2.0)…")
+        );
+        assert_eq!(
+            update_line(Some("0.2.0"), Some("0.2.0")).as_deref(),
+            Some("Restart MetaClaw (0.2.0)")
+        );
     }
 
     #[test]

@@ -6,11 +6,14 @@
 //! already running for the same home (a daemon) is taken over (`takeover.rs`); an engine that
 //! cannot start is explained in a dialog (`failure.rs`), never only on stderr.
 
+#[cfg(any(target_os = "macos", target_os = "windows"))]
+mod app_updater;
 mod failure;
 mod host;
 pub mod menu;
 mod notify;
 mod port_holder;
+mod relaunch;
 mod single;
 mod takeover;
 mod train;
@@ -151,11 +154,16 @@ pub fn run(paths: Paths, overrides: Overrides, hidden: bool, wechat_relogin: boo
     tauri::async_runtime::set(runtime.handle().clone());
 
     let setup_host = host.clone();
-    let app = tauri::Builder::default()
-        .plugin(tauri_plugin_autostart::init(
-            tauri_plugin_autostart::MacosLauncher::LaunchAgent,
-            Some(vec![HIDDEN_ARG]),
-        ))
+    let builder = tauri::Builder::default().plugin(tauri_plugin_autostart::init(
+        tauri_plugin_autostart::MacosLauncher::LaunchAgent,
+        Some(vec![HIDDEN_ARG]),
+    ));
+    #[cfg(any(target_os = "macos", target_os = "windows"))]
+    let builder = match app_updater::plugin() {
+        Some(updater) => builder.plugin(updater),
+        None => builder,
+    };
+    let app = builder
         .setup(move |app| {
             let handle = app.handle().clone();
             tray::build(&handle, &setup_host)?;
@@ -219,6 +227,7 @@ pub fn run(paths: Paths, overrides: Overrides, hidden: bool, wechat_relogin: boo
     host.quit.cancel();
     let outcome = result.lock().ok().and_then(|mut r| r.take());
     match outcome {
+        Some(Ok(())) if host.relaunching() => Err(relaunch::relaunch()),
         Some(Ok(())) => Ok(()),
         Some(Err(e)) => Err(Failure::error(e)),
         None => Err(Failure::error(

@@ -72,6 +72,14 @@ impl Notifier {
                     None => format!("Training step {step} finished."),
                 },
             }),
+            EngineEvent::UpdateAvailable { version, apply } => Some(Note {
+                summary: format!("MetaClaw {version} is available"),
+                body: format!("To install it: {apply}"),
+            }),
+            EngineEvent::RestartOffered { version } => Some(Note {
+                summary: format!("MetaClaw {version} is installed"),
+                body: "Choose \"Restart MetaClaw\" in the tray menu to run it.".into(),
+            }),
             EngineEvent::Wechat { state, line, .. } => {
                 if self.last_wechat.as_ref() == Some(state) {
                     return None;

@@ -62,6 +62,8 @@ struct LiveItems {
     wechat: Option<MenuItem<Wry>>,
     /// "Review N learned skills…", while proposals wait (its presence rebuilds the menu).
     review: Option<MenuItem<Wry>>,
+    /// "Update available (N)…" or "Restart MetaClaw (N)" (its presence rebuilds the menu).
+    update: Option<MenuItem<Wry>>,
 }
 
 impl LiveItems {
@@ -76,6 +78,9 @@ impl LiveItems {
             item.set_text(line)?;
         }
         if let (Some(item), Some(line)) = (&self.review, &view.review) {
+            item.set_text(line)?;
+        }
+        if let (Some(item), Some(line)) = (&self.update, &view.update) {
             item.set_text(line)?;
         }
         self.login.set_checked(view.autostart)
@@ -146,6 +151,10 @@ fn build_menu(app: &AppHandle, view: &View) -> tauri::Result<(Menu<Wry>, LiveIte
         Some(line) => Some(item(ItemId::Review, line, true)?),
         None => None,
     };
+    let update = match &view.update {
+        Some(line) => Some(item(ItemId::Update, line, true)?),
+        None => None,
+    };
     let separators = (0..3)
         .map(|_| PredefinedMenuItem::separator(app))
         .collect::<tauri::Result<Vec<_>>>()?;
@@ -158,6 +167,9 @@ fn build_menu(app: &AppHandle, view: &View) -> tauri::Result<(Menu<Wry>, LiveIte
     }
     if let Some(review) = &review {
         items.push(review);
+    }
+    if let Some(update) = &update {
+        items.push(update);
     }
     items.extend([
         first as &dyn IsMenuItem<Wry>,
@@ -181,6 +193,7 @@ fn build_menu(app: &AppHandle, view: &View) -> tauri::Result<(Menu<Wry>, LiveIte
         login,
         wechat: wechat.map(|(line, _)| line),
         review,
+        update,
     };
     Ok((menu, live))
 }
@@ -202,6 +215,10 @@ fn host_view(app: &AppHandle, live: &Live, agents: Vec<String>, skills: &Path) -
         autostart: app.autolaunch().is_enabled().unwrap_or(false),
         wechat: wechat_line(live),
         proposals: metaclaw_skills::proposals::list(skills).len(),
+        update: {
+            let u = live.updates.status();
+            super::menu::update_line(u.available.as_deref(), u.restart_to.as_deref())
+        },
     }
 }
 
@@ -267,7 +284,8 @@ fn set_tray(app: &AppHandle, tray: &TrayIcon<Wry>, view: &View) -> tauri::Result
         Some(items)
             if items.paused == view.paused
                 && items.wechat.is_some() == view.wechat.is_some()
-                && items.review.is_some() == view.review.is_some() =>
+                && items.review.is_some() == view.review.is_some()
+                && items.update.is_some() == view.update.is_some() =>
         {
             items.update(view)?
         }
@@ -328,7 +346,9 @@ pub fn follow(app: AppHandle, host: Arc<Host>) {
                         Ok(
                             EngineEvent::Wechat { .. }
                             | EngineEvent::SkillProposed { .. }
-                            | EngineEvent::SkillsLearned { .. },
+                            | EngineEvent::SkillsLearned { .. }
+                            | EngineEvent::UpdateAvailable { .. }
+                            | EngineEvent::RestartOffered { .. },
                         )
                         | Err(RecvError::Lagged(_)) => {}
                         Ok(_) => redraw = false,
@@ -429,6 +449,7 @@ fn on_menu_event(app: &AppHandle, host: &Arc<Host>, event: MenuEvent) {
         }
         ItemId::OpenDashboard => open_window(app, host, Screen::Dashboard),
         ItemId::Review => open_window(app, host, Screen::Skills),
+        ItemId::Update => update_chosen(app, host),
         ItemId::Settings => open_window(app, host, Screen::Settings),
         ItemId::StartAtLogin => {
             let launcher = app.autolaunch();
@@ -453,4 +474,36 @@ fn on_menu_event(app: &AppHandle, host: &Arc<Host>, event: MenuEvent) {
         }
         _ => {}
     }
+}
+
+/// The update item: a restart once the new version is installed, else (on Linux) a
+/// notification that says how to install the newer one: MetaClaw does not install there.
+/// macOS and Windows builds with an update key install it themselves.
+fn update_chosen(#[allow(unused_variables)] app: &AppHandle, host: &Arc<Host>) {
+    let status = host.live().updates.status();
+    if status.restart_to.is_some() {
+        let host = host.clone();
+        tauri::async_runtime::spawn(async move { host.restart_into_new_version().await });
+        return;
+    }
+    let Some(version) = status.available else {
+        return;
+    };
+    let apply = status.apply.unwrap_or_default();
+    #[cfg(any(target_os = "macos", target_os = "windows"))]
+    let app = app.clone();
+    tauri::async_runtime::spawn(async move {
+        #[cfg(any(target_os = "macos", target_os = "windows"))]
+        if super::app_updater::built_in() {
+            if let Err(e) = super::app_updater::install(app).await {
+                tracing::warn!("cannot install the update: {e}");
+            }
+            return;
+        }
+        super::notify::tell(
+            &format!("MetaClaw {version} is available"),
+            format!("To install it: {apply}"),
+        )
+        .await;
+    });
 }

@@ -4,7 +4,7 @@ import type { Api } from './api';
 import type { SseEvent } from './sse';
 
 /** The events after which the dashboard's numbers are stale. */
-export const REFRESH_ON = ['turn', 'skills_learned', 'memory_changed', 'started', 'storage_changed'];
+export const REFRESH_ON = ['turn', 'skills_learned', 'memory_changed', 'started', 'storage_changed', 'update_available', 'restart_offered'];
 
 /** Follows the stream until `signal` aborts, reconnecting after `retryMs` when it breaks
  *  (the engine restarting, say). */

@@ -28,6 +28,22 @@ export interface Status {
   embeddings?: { source: string; model: string; ready: boolean; line: string } | null;
   /** The models learning calls; without one, what still learns. */
   learning_model?: { evolution: string | null; extraction: string | null; line: string } | null;
+  /** A newer version to install, or one installed already; absent from older engines. */
+  update?: UpdateStatus | null;
+}
+
+/** `/api/updates` (and status's `update`). */
+export interface UpdateStatus {
+  check: string;
+  current: string;
+  source: string | null;
+  from: string | null;
+  available: string | null;
+  apply: string | null;
+  error: string | null;
+  checked_at_ms: number | null;
+  restart_to: string | null;
+  line: string | null;
 }
 
 export interface RecorderHealth {

@@ -26,6 +26,7 @@ mod stats;
 mod status;
 mod storage;
 mod turn_usage;
+mod updates;
 mod wechat;
 
 pub use agents::{AgentsAdmin, StartReconnect};

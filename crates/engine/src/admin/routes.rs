@@ -70,6 +70,8 @@ pub struct AdminState {
     pub embeddings: Option<crate::embeddings::Embeddings>,
     /// `/api/storage`: the database's size and retention.
     pub storage: crate::storage::Storage,
+    /// Whether a newer version exists or is installed already.
+    pub updates: crate::updates::Updates,
 }
 
 pub fn router(state: Arc<AdminState>) -> Router {
@@ -98,6 +100,7 @@ pub fn router(state: Arc<AdminState>) -> Router {
         .merge(super::turn_usage::router())
         .merge(super::learning_usage::router())
         .merge(super::cost::router())
+        .merge(super::updates::router())
         .merge(super::effect::router())
         .merge(super::wechat::router())
         .merge(super::embeddings::router())
@@ -222,7 +225,7 @@ async fn status(State(state): State<Arc<AdminState>>) -> Response {
     };
     let stats = state.proxy.stats.snapshot();
     let body = Status {
-        version: env!("CARGO_PKG_VERSION").to_string(),
+        version: metaclaw_updates::version::current().to_owned(),
         pid: std::process::id(),
         mode: state.config.mode.to_string(),
         listen: state.addr.to_string(),
@@ -246,6 +249,7 @@ async fn status(State(state): State<Arc<AdminState>>) -> Response {
         wechat,
         embeddings: state.embeddings.as_ref().map(|e| e.status()),
         storage: Some(state.storage.status()),
+        update: Some(state.updates.status()),
         learning_model: LearningModel::new(
             state
                 .skills

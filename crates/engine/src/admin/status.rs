@@ -63,6 +63,9 @@ pub struct Status {
     /// The models learning calls, and what learns without one.
     #[serde(default)]
     pub learning_model: Option<LearningModel>,
+    /// A newer version to install, or one installed already that a restart would run.
+    #[serde(default)]
+    pub update: Option<crate::updates::UpdateStatus>,
 }
 
 /// Which model each learning job calls; without one, skills are not learned and memories

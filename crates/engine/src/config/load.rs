@@ -175,6 +175,9 @@ fn validate(config: &Config) -> Result<(), (String, String)> {
             ),
         ));
     }
+    if let Some(problem) = config.updates.manifest_problem() {
+        return Err(("updates.manifest_url".into(), problem));
+    }
     if let Some(problem) = config.skills.sync.remote_problem() {
         return Err(("skills.sync.remote".into(), problem));
     }

@@ -18,6 +18,7 @@ mod skills;
 mod skills_sync;
 mod storage;
 mod time;
+mod updates;
 mod write;
 
 use std::fmt;
@@ -41,6 +42,7 @@ pub use skills::{EmbeddingSource, SkillRetrieval, SkillsConfig};
 pub use skills_sync::SkillsSync;
 pub use storage::{MAX_KEEP_DAYS, StorageConfig};
 pub use time::TimeOfDay;
+pub use updates::{UpdateCheck, UpdatesConfig};
 pub(crate) use write::write_doc as write_yaml;
 
 use crate::paths::Paths;
@@ -99,6 +101,7 @@ pub struct Config {
     pub scheduler: SchedulerConfig,
     pub learning: LearningConfig,
     pub storage: StorageConfig,
+    pub updates: UpdatesConfig,
     pub claw_type: ClawType,
     /// Legacy switch: `false` meant `claw_type: none`. Folded in on load.
     #[serde(skip_serializing, deserialize_with = "legacy_bool")]

@@ -866,3 +866,32 @@ fn the_team_member_name_is_a_valid_skill_name_part() {
     assert_eq!(member("abcdefghijklmnopqrs.t"), "abcdefghijklmnopqrs");
     assert_eq!(member("..."), "me");
 }
+
+#[test]
+fn updates_are_looked_for_daily_unless_never_and_a_manifest_must_be_a_url() -> TestResult {
+    let h = home()?;
+    let c = load_text(&h, "mode: skills_only\n")?.config;
+    assert_eq!(c.updates.check, super::UpdateCheck::Daily);
+    assert_eq!(c.updates.manifest_url(), None);
+    let c = load_text(
+        &h,
+        "updates:\n  check: never\n  manifest_url: https://example.org/metaclaw/latest.json\n",
+    )?
+    .config;
+    assert_eq!(c.updates.check, super::UpdateCheck::Never);
+    assert_eq!(
+        c.updates.manifest_url().as_deref(),
+        Some("https://example.org/metaclaw/latest.json")
+    );
+    let e = err_text(load_text(
+        &h,
+        "updates:\n  manifest_url: example.org/latest.json\n",
+    ));
+    assert!(
+        e.contains("updates.manifest_url") && e.contains("http(s) URL"),
+        "{e}"
+    );
+    let e = err_text(load_text(&h, "updates:\n  check: weekly\n"));
+    assert!(e.contains("updates.check") || e.contains("weekly"), "{e}");
+    Ok(())
+}

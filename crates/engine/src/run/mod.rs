@@ -123,6 +123,7 @@ pub struct Engine {
     restart: RestartHandle,
     events: Events,
     wechat: crate::wechat::Wechat,
+    updates: crate::updates::Updates,
     _lock: InstanceLock,
 }
 
@@ -170,6 +171,7 @@ impl Engine {
             restart,
             events: options.events,
             wechat: served.wechat,
+            updates: served.updates,
             _lock: lock,
         })
     }
@@ -201,6 +203,11 @@ impl Engine {
     /// The WeChat channel (the tray's "Log in to WeChat again").
     pub fn wechat(&self) -> crate::wechat::Wechat {
         self.wechat.clone()
+    }
+
+    /// Whether a newer version exists, or is installed already (the tray's update item).
+    pub fn updates(&self) -> crate::updates::Updates {
+        self.updates.clone()
     }
 
     /// For hosts that start jobs the engine owns (a WeChat login from the tray).

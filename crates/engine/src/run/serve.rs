@@ -39,6 +39,7 @@ pub(super) struct Served {
     /// The admin token this run published.
     pub token: String,
     pub wechat: crate::wechat::Wechat,
+    pub updates: crate::updates::Updates,
 }
 
 pub(super) fn serve(s: Serving<'_>, options: &StartOptions) -> Result<Served, EngineError> {
@@ -69,6 +70,7 @@ pub(super) fn serve(s: Serving<'_>, options: &StartOptions) -> Result<Served, En
     let wechat = crate::wechat::Wechat::new(&config, options.events.clone());
     let storage = storage(&config, paths, learners, &state, &options.events);
     storage.start(tasks);
+    let updates = crate::updates::Updates::start(&config.updates, options.events.clone(), tasks);
     let admin_state = Arc::new(AdminState {
         proxy: state.clone(),
         addr,
@@ -102,6 +104,7 @@ pub(super) fn serve(s: Serving<'_>, options: &StartOptions) -> Result<Served, En
         wechat: wechat.clone(),
         embeddings: learners.embeddings.clone(),
         storage,
+        updates: updates.clone(),
     });
     let compat = Arc::new(CompatState {
         proxy: state.clone(),
@@ -128,6 +131,7 @@ pub(super) fn serve(s: Serving<'_>, options: &StartOptions) -> Result<Served, En
         server,
         token,
         wechat,
+        updates,
     })
 }
 
