@@ -15,12 +15,14 @@ installed && fail "metaclaw is installed already: remove it first (apt remove me
 "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$deb"
 installed || fail "apt did not install it"
 
-# Only the program, its desktop entry and its icons: never user data or a login item.
+# Only the program, its desktop entry and its icons (and, built for the apt repository, its
+# keyring and source): never user data or a login item.
 files=$(dpkg -L metaclaw)
 while read -r f; do
   [ -d "$f" ] && continue
   case "$f" in
     /usr/bin/metaclaw | /usr/share/applications/metaclaw.desktop | /usr/share/icons/hicolor/*/apps/metaclaw.png) ;;
+    /usr/share/keyrings/metaclaw-archive-keyring.gpg | /usr/share/metaclaw/metaclaw.sources) ;;
     *) fail "unexpected file in the package: $f" ;;
   esac
 done <<<"$files"
