@@ -66,5 +66,10 @@ while read -r f; do
 done <<<"$files"
 # The user's data stays.
 [ -f "$user/.metaclaw/config.yaml" ] && [ -f "$user/.metaclaw/metaclaw.db" ] || fail "the user's data went with the package"
+# dpkg keeps a record of a removed package with a postrm (state rc) until it is purged;
+# purging removes nothing more, and still not the user's data.
+"${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq metaclaw >/dev/null
+dpkg-query -W metaclaw >/dev/null 2>&1 && fail "dpkg still knows metaclaw after apt purge"
+[ -f "$user/.metaclaw/config.yaml" ] || fail "apt purge took the user's data"
 rm -rf "$user"
 echo "package test: $(basename "$deb") installed, ran and was removed cleanly"
