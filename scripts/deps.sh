@@ -7,13 +7,16 @@
 # gdbus, which the tray test drives the menu with; ImageMagick's `import` for the window
 # screenshot, and zbarimg (zbar-tools) to read the WeChat QR code back out of it;
 # desktop-file-validate (desktop-file-utils) for the package's menu entry; Debian's Chromium, which the UI's end-to-end tests drive through playwright-core;
-# the sqlite3 shell, which a test uses to read the live database as a user would.
+# the sqlite3 shell, which a test uses to read the live database as a user would; GnuPG and
+# apt-utils' apt-ftparchive for the apt repository: package.sh reads the repository's public
+# key with gpg and release.sh indexes and signs the repository, on the release machine, which
+# gets its packages from here through package.sh (and scripts/update-test.sh runs both).
 set -euo pipefail
 
 packages=(build-essential pkg-config dbus dbus-x11 gnome-keyring libsecret-tools procps sqlite3
   libx11-dev libxss-dev xvfb xdotool
   libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev libsoup-3.0-dev
-  libxdo-dev libglib2.0-bin imagemagick zbar-tools desktop-file-utils chromium)
+  libxdo-dev libglib2.0-bin imagemagick zbar-tools desktop-file-utils chromium gnupg apt-utils)
 # With --tests, also what only the tests need and a user's machine should not get from
 # installing MetaClaw: GNOME's compositor (mutter), run headless to test Wayland idle
 # detection against (installing it registers an X window manager alternative).

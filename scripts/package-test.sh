@@ -15,12 +15,14 @@ installed && fail "metaclaw is installed already: remove it first (apt remove me
 "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$deb"
 installed || fail "apt did not install it"
 
-# Only the program, its desktop entry and its icons: never user data or a login item.
+# Only the program, its desktop entry and its icons (and, built for the apt repository, its
+# keyring and source): never user data or a login item.
 files=$(dpkg -L metaclaw)
 while read -r f; do
   [ -d "$f" ] && continue
   case "$f" in
     /usr/bin/metaclaw | /usr/share/applications/metaclaw.desktop | /usr/share/icons/hicolor/*/apps/metaclaw.png) ;;
+    /usr/share/keyrings/metaclaw-archive-keyring.gpg | /usr/share/metaclaw/metaclaw.sources) ;;
     *) fail "unexpected file in the package: $f" ;;
   esac
 done <<<"$files"
@@ -64,5 +66,10 @@ while read -r f; do
 done <<<"$files"
 # The user's data stays.
 [ -f "$user/.metaclaw/config.yaml" ] && [ -f "$user/.metaclaw/metaclaw.db" ] || fail "the user's data went with the package"
+# dpkg keeps a record of a removed package with a postrm (state rc) until it is purged;
+# purging removes nothing more, and still not the user's data.
+"${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq metaclaw >/dev/null
+dpkg-query -W metaclaw >/dev/null 2>&1 && fail "dpkg still knows metaclaw after apt purge"
+[ -f "$user/.metaclaw/config.yaml" ] || fail "apt purge took the user's data"
 rm -rf "$user"
 echo "package test: $(basename "$deb") installed, ran and was removed cleanly"

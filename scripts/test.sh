@@ -4,7 +4,7 @@
 # end-to-end), the Python tests (the SDK clients, and the Agent Skills reference validator on
 # the built-in and exported skills) and the UI's end-to-end tests (headless Chromium),
 # inside a private D-Bus session with a throwaway unlocked keyring; then the Debian package is
-# built, installed, run and removed.
+# built, installed, run and removed, and updated through a signed apt repository.
 #
 # With --stress, the same run while stress-ng keeps every core busy (scripts/stress.sh starts
 # it, and stops it when the run ends): tests that depend on how fast the machine is fail here.
@@ -66,3 +66,6 @@ dbus-run-session -- bash -euo pipefail -c '
 # installed with apt, run as a daemon and as the desktop app, removed.
 deb=$(bash scripts/package.sh --debug | tail -n 1)
 bash scripts/package-test.sh "$deb"
+# Updating through the signed apt repository: the same debug binary packaged as N and N+1
+# for a repository served on 127.0.0.1, upgraded with apt, then removed.
+bash scripts/update-test.sh
