@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
-# MetaClaw updating through its signed apt repository, as a user's machine does. From the
-# debug build (target/debug/metaclaw) it makes two packages with scripts/package.sh, version N
-# (the workspace's) and N+1 (the next patch version), both following a repository served on
-# 127.0.0.1 and trusting a throwaway key; it builds that repository holding N+1 with
+# MetaClaw updating through its signed apt repository, as a user's machine does. It makes two
+# packages with scripts/package.sh: version N (the workspace's) from the debug build
+# (target/debug/metaclaw), and N+1 (the next patch version) from the same code built again
+# stamped N+1 (METACLAW_VERSION; only the binary crate is rebuilt), both following a repository
+# served on 127.0.0.1 and trusting a throwaway key; it builds that repository holding N+1 with
 # scripts/release.sh, signed with that key, and checks that:
 #
-#   - a repository signed with another key at the same URL is refused: apt offers no update;
+#   - a repository signed with another key at the same URL is refused: apt offers no update,
+#     and `metaclaw update check` reports none, and why;
 #   - N installed brings its source and keyring; `apt-get update` trusts the repository and
-#     offers N+1; `apt-get install --only-upgrade` installs it, and source and keyring stay;
-#   - `apt-get remove` leaves neither the source nor the keyring; `apt-get purge` then works.
+#     offers N+1; `metaclaw update check` and a running daemon's `metaclaw status` report it;
+#   - `apt-get install --only-upgrade` installs N+1 under a running desktop app (as N), which
+#     offers "Restart MetaClaw (N+1)" and comes back as N+1 with the same home, config and
+#     secrets (the desktop smoke test's restart test, on /usr/bin/metaclaw); the daemon's
+#     status says to restart, and started again it is N+1 with the same config;
+#   - source and keyring stay through the upgrade; `apt-get remove` leaves neither;
+#     `apt-get purge` then works.
 #
 #   scripts/update-test.sh     (CI runs it from scripts/test.sh, after package-test.sh)
 #
@@ -43,8 +50,11 @@ server=""
 port=""
 cleanup() {
   local status=$?
-  # TODO(engine): stop the daemon engine_checks started, while /usr/bin/metaclaw is there:
-  # [ -x /usr/bin/metaclaw ] && as_user metaclaw stop >/dev/null 2>&1 || true
+  # The daemon engine_checks started, while /usr/bin/metaclaw is there.
+  if [ -x /usr/bin/metaclaw ] && [ -d "$tmp/user" ]; then
+    HOME="$tmp/user" METACLAW_HOME="$tmp/user/.metaclaw" METACLAW_SECRET_BACKEND=file \
+      metaclaw stop >/dev/null 2>&1 || true
+  fi
   if [ -n "$server" ]; then
     kill "$server" 2>/dev/null || true
     wait "$server" 2>/dev/null || true
@@ -94,8 +104,8 @@ done
 [ -n "$port" ] || fail "the repository's server did not start: $(cat "$tmp/server.log")"
 url="http://127.0.0.1:$port"
 
-# N and N+1: the same binary, packaged for this repository and key (armored: package.sh
-# dearmors it into the keyring).
+# N and N+1, packaged for this repository and key (armored: package.sh dearmors it into the
+# keyring). N+1's binary is the same code stamped N+1.
 package() {
   local deb
   deb=$(METACLAW_APT_URL="$url" METACLAW_APT_KEY="$tmp/repository.asc" METACLAW_APT_CHANNEL=stable \
@@ -103,7 +113,10 @@ package() {
   cp "$deb" "$tmp/"
   echo "$tmp/$(basename "$deb")"
 }
+[ "$(target/debug/metaclaw --version)" = "metaclaw $old" ] || fail "target/debug/metaclaw is not $old"
 old_deb=$(package "$old")
+METACLAW_VERSION="$new" cargo build --locked -q -p metaclaw
+[ "$(target/debug/metaclaw --version)" = "metaclaw $new" ] || fail "the binary stamped $new says $(target/debug/metaclaw --version)"
 new_deb=$(package "$new")
 [ "$(dpkg-deb -f "$old_deb" Version)" = "$old" ] || fail "$old_deb is not version $old"
 [ "$(dpkg-deb -f "$new_deb" Version)" = "$new" ] || fail "$new_deb is not version $new"
@@ -127,48 +140,60 @@ apt_update() {
 }
 signature_error='NO_PUBKEY|not signed|GPG error|BADSIG|signatures were invalid|signature'
 
-# The engine's side of updating, checked at each step. TODO(engine): fill in before merge;
-# until then it checks nothing. What each step must see:
-#
-#   wrong-key       N installed; the repository at $url is signed with another key, and apt
-#                   refused it. `metaclaw update check --json` reports no update available,
-#                   and an error saying the repository's signature is not valid.
-#   available       N installed; the repository holds N+1, signed with the key the package
-#                   ships. `metaclaw update check --json` reports $new available (installed:
-#                   $old).
-#   before-upgrade  N installed: start a daemon as N in a home of its own ($user_home, with
-#                   METACLAW_SECRET_BACKEND=file and its own proxy port, as package-test.sh
-#                   does; as_user below runs a command there), and keep a copy of its config.
-#   upgraded        N+1 installed by apt: the daemon's home and config.yaml are still there
-#                   and unchanged, and `metaclaw --version` says "metaclaw $new". Today both
-#                   packages hold the same binary, whose version is the workspace's ($old):
-#                   only the package versions are compared, below; assert the binary's own
-#                   version here once N and N+1 are built as different versions.
+# MetaClaw's own side of updating, checked at each step, as a user in a home of their own
+# (file secrets, as package-test.sh does).
 user_home="$tmp/user"
+mkdir -p "$user_home/.metaclaw"
 as_user() {
   HOME="$user_home" METACLAW_HOME="$user_home/.metaclaw" METACLAW_SECRET_BACKEND=file "$@"
 }
+json_field() { python3 -c 'import json, sys; v = json.load(sys.stdin).get(sys.argv[1]); print("" if v is None else v)' "$1"; }
+# `metaclaw status` once its update line says $1 (bounded).
+status_says() {
+  local out
+  for _ in $(seq 300); do
+    out=$(as_user metaclaw status 2>&1) || true
+    grep -qF "update:     $1" <<<"$out" && return 0
+    sleep 0.1
+  done
+  fail "metaclaw status does not say \"update:     $1\": $out"
+}
 engine_checks() {
+  local out
   case "$1" in
     wrong-key)
-      # out=$(as_user metaclaw update check --json) || true
-      # (no update in $out) || fail "update check offered an update from a repository signed with another key: $out"
-      # grep -qi signature <<<"$out" || fail "update check did not report the bad signature: $out"
+      # Not running: the check reads the source the package installed, and trusts nothing
+      # gpgv does not verify with the package's keyring.
+      if out=$(as_user metaclaw update check --json); then
+        fail "update check did not fail on a repository signed with another key: $out"
+      fi
+      [ -z "$(json_field available <<<"$out")" ] || fail "update check offered an update from a repository signed with another key: $out"
+      json_field error <<<"$out" | grep -q "signature does not verify" || fail "update check did not say the signature does not verify: $out"
       ;;
     available)
-      # out=$(as_user metaclaw update check --json) || fail "update check failed: $out"
-      # ($new available in $out) || fail "update check does not offer $new: $out"
+      out=$(as_user metaclaw update check --json) || fail "update check failed: $out"
+      [ "$(json_field available <<<"$out")" = "$new" ] || fail "update check does not offer $new: $out"
+      [ "$(json_field current <<<"$out")" = "$old" ] || fail "update check does not say $old runs: $out"
       ;;
     before-upgrade)
-      # daemon_port=…   (a free port, as package-test.sh picks it)
-      # mkdir -p "$user_home/.metaclaw"
-      # printf 'proxy:\n  port: %s\n' "$daemon_port" >"$user_home/.metaclaw/config.yaml"
-      # as_user metaclaw start --daemon
-      # cp "$user_home/.metaclaw/config.yaml" "$tmp/config.before"
+      daemon_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+      printf '# mine\nproxy:\n  port: %s  # kept\n' "$daemon_port" >"$user_home/.metaclaw/config.yaml"
+      as_user metaclaw start --daemon
+      cp "$user_home/.metaclaw/config.yaml" "$tmp/config.before"
+      # Looked for at start: the newer version is in status.
+      status_says "MetaClaw $new is available (running $old); to install it: your system's updater, or: sudo apt update && sudo apt upgrade metaclaw"
       ;;
     upgraded)
-      # cmp -s "$user_home/.metaclaw/config.yaml" "$tmp/config.before" || fail "the upgrade changed the daemon's config"
-      # [ "$(metaclaw --version)" = "metaclaw $new" ] || fail "--version says $(metaclaw --version) after the upgrade to $new"
+      [ "$(metaclaw --version)" = "metaclaw $new" ] || fail "--version says $(metaclaw --version) after the upgrade to $new"
+      # The daemon still runs N, and says a restart runs N+1.
+      status_says "MetaClaw $new is installed (running $old): restart MetaClaw to use it"
+      as_user metaclaw stop
+      as_user metaclaw start --daemon
+      out=$(as_user metaclaw status --json) || fail "status failed after the restart: $out"
+      [ "$(json_field version <<<"$out")" = "$new" ] || fail "the restarted daemon is not $new: $out"
+      status_says "up to date ($new)"
+      cmp -s "$user_home/.metaclaw/config.yaml" "$tmp/config.before" || fail "the upgrade changed the daemon's config"
+      as_user metaclaw stop
       ;;
   esac
 }
@@ -214,7 +239,12 @@ engine_checks available
 as_root /var/lib/dpkg/info/metaclaw.postrm upgrade "$new"
 [ -f "$source_file" ] || fail "the postrm deletes $source_file on an upgrade"
 engine_checks before-upgrade
-as_root apt-get install --only-upgrade -y -qq "${apt_opts[@]}" metaclaw >/dev/null
+# The upgrade itself runs inside the desktop app's restart test: the app (N, from
+# /usr/bin/metaclaw) sees its program file replaced, offers "Restart MetaClaw (N+1)", and comes
+# back as N+1 with the same home, config and secrets.
+upgrade="${sudo_cmd[*]} env DEBIAN_FRONTEND=noninteractive apt-get install --only-upgrade -y -qq ${apt_opts[*]} metaclaw"
+METACLAW_BIN=/usr/bin/metaclaw METACLAW_UPGRADE_COMMAND="$upgrade" METACLAW_UPGRADE_TO="$new" \
+  cargo test --workspace --locked -q --test desktop_smoke -- --exact a_replaced_program_is_offered_as_a_restart_and_comes_back_the_same
 [ "$(installed_version)" = "$new" ] || fail "the upgrade left $(installed_version), not $new"
 [ "$(cat "$source_file" 2>/dev/null)" = "$want" ] || fail "$source_file did not survive the upgrade"
 GNUPGHOME="$tmp/gnupg-repository" gpg --batch --export | cmp -s - "$keyring" ||
@@ -222,7 +252,6 @@ GNUPGHOME="$tmp/gnupg-repository" gpg --batch --export | cmp -s - "$keyring" ||
 engine_checks upgraded
 
 # Removed: neither source nor keyring stays.
-# TODO(engine): stop the daemon first: as_user metaclaw stop
 as_root apt-get remove -y -qq metaclaw >/dev/null
 installed && fail "still installed after apt remove"
 [ -e "$source_file" ] && fail "apt remove left $source_file"

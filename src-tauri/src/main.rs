@@ -18,8 +18,8 @@ use metaclaw_engine::paths::Paths;
 use cli::{Cli, Command, ModelsCommand, StartArgs, UpdateCommand};
 use exit::Outcome;
 
-/// This build's version: `METACLAW_VERSION` at build time stamps it (a channel's build,
-/// `0.2.0~beta1`), else the workspace's.
+/// This build's version: `METACLAW_VERSION` at build time stamps it (a release machine's
+/// build, CI's N+1 in scripts/update-test.sh), else the workspace's.
 pub const VERSION: &str = match option_env!("METACLAW_VERSION") {
     Some(v) => v,
     None => env!("CARGO_PKG_VERSION"),
