@@ -66,6 +66,7 @@ dbus-run-session -- bash -euo pipefail -c '
 # installed with apt, run as a daemon and as the desktop app, removed.
 deb=$(bash scripts/package.sh --debug | tail -n 1)
 bash scripts/package-test.sh "$deb"
-# Updating through the signed apt repository: the same debug binary packaged as N and N+1
-# for a repository served on 127.0.0.1, upgraded with apt, then removed.
+# Updating through the signed apt repository: N and N+1 (the same code stamped N+1) packaged
+# for a repository served on 127.0.0.1; N upgraded by apt under a running app and a daemon,
+# which report N+1 and come back as N+1; then removed.
 bash scripts/update-test.sh

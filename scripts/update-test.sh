@@ -9,11 +9,13 @@
 #   - a repository signed with another key at the same URL is refused: apt offers no update,
 #     and `metaclaw update check` reports none, and why;
 #   - N installed brings its source and keyring; `apt-get update` trusts the repository and
-#     offers N+1; `metaclaw update check` and a running daemon's `metaclaw status` report it;
+#     offers N+1; `metaclaw update check` and a running daemon's `metaclaw status` report it
+#     (the daemon's provider key in a throwaway keychain on a session bus of the test's own);
 #   - `apt-get install --only-upgrade` installs N+1 under a running desktop app (as N), which
 #     offers "Restart MetaClaw (N+1)" and comes back as N+1 with the same home, config and
 #     secrets (the desktop smoke test's restart test, on /usr/bin/metaclaw); the daemon's
-#     status says to restart, and started again it is N+1 with the same config;
+#     status says to restart, and started again it is N+1 with the same config, reading its
+#     key from the same keychain entry;
 #   - source and keyring stay through the upgrade; `apt-get remove` leaves neither;
 #     `apt-get purge` then works.
 #
@@ -50,10 +52,13 @@ server=""
 port=""
 cleanup() {
   local status=$?
-  # The daemon engine_checks started, while /usr/bin/metaclaw is there.
+  # The daemon engine_checks started, while /usr/bin/metaclaw is there; then its session
+  # bus (the keyring daemon leaves with it).
   if [ -x /usr/bin/metaclaw ] && [ -d "$tmp/user" ]; then
-    HOME="$tmp/user" METACLAW_HOME="$tmp/user/.metaclaw" METACLAW_SECRET_BACKEND=file \
-      metaclaw stop >/dev/null 2>&1 || true
+    HOME="$tmp/user" METACLAW_HOME="$tmp/user/.metaclaw" metaclaw stop >/dev/null 2>&1 || true
+  fi
+  if [ -n "${bus_pid:-}" ]; then
+    kill "$bus_pid" 2>/dev/null || true
   fi
   if [ -n "$server" ]; then
     kill "$server" 2>/dev/null || true
@@ -141,12 +146,19 @@ apt_update() {
 signature_error='NO_PUBKEY|not signed|GPG error|BADSIG|signatures were invalid|signature'
 
 # MetaClaw's own side of updating, checked at each step, as a user in a home of their own
-# (file secrets, as package-test.sh does).
+# with a desktop session's keychain: a session bus of its own and a throwaway unlocked
+# keyring, where the daemon's provider key lives.
 user_home="$tmp/user"
-mkdir -p "$user_home/.metaclaw"
+mkdir -p "$user_home/.metaclaw" "$tmp/keyrings"
+bus=$(dbus-daemon --session --fork --print-address=1 --print-pid=1)
+bus_address=$(sed -n 1p <<<"$bus")
+bus_pid=$(sed -n 2p <<<"$bus")
 as_user() {
-  HOME="$user_home" METACLAW_HOME="$user_home/.metaclaw" METACLAW_SECRET_BACKEND=file "$@"
+  HOME="$user_home" METACLAW_HOME="$user_home/.metaclaw" METACLAW_SECRET_BACKEND=keychain \
+    DBUS_SESSION_BUS_ADDRESS="$bus_address" XDG_DATA_HOME="$tmp/keyrings" "$@"
 }
+echo -n "throwaway-update-test-keyring" | as_user gnome-keyring-daemon --unlock --components=secrets >/dev/null
+key_source() { python3 -c 'import json, sys; print(json.load(sys.stdin)["upstreams"][0]["key_source"])'; }
 json_field() { python3 -c 'import json, sys; v = json.load(sys.stdin).get(sys.argv[1]); print("" if v is None else v)' "$1"; }
 # `metaclaw status` once its update line says $1 (bounded).
 status_says() {
@@ -177,8 +189,12 @@ engine_checks() {
       ;;
     before-upgrade)
       daemon_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-      printf '# mine\nproxy:\n  port: %s  # kept\n' "$daemon_port" >"$user_home/.metaclaw/config.yaml"
+      printf '# mine\nllm:\n  provider: custom\n  api: openai\n  api_base: http://127.0.0.1:9/v1\n  model_id: m\nproxy:\n  port: %s  # kept\n' \
+        "$daemon_port" >"$user_home/.metaclaw/config.yaml"
+      printf 'sk-update-test\n' | as_user metaclaw config set llm.api_key >/dev/null
       as_user metaclaw start --daemon
+      out=$(as_user metaclaw status --json)
+      [ "$(key_source <<<"$out")" = keychain ] || fail "the provider key is not read from the keychain: $out"
       cp "$user_home/.metaclaw/config.yaml" "$tmp/config.before"
       # Looked for at start: the newer version is in status.
       status_says "MetaClaw $new is available (running $old); to install it: your system's updater, or: sudo apt update && sudo apt upgrade metaclaw"
@@ -191,6 +207,7 @@ engine_checks() {
       as_user metaclaw start --daemon
       out=$(as_user metaclaw status --json) || fail "status failed after the restart: $out"
       [ "$(json_field version <<<"$out")" = "$new" ] || fail "the restarted daemon is not $new: $out"
+      [ "$(key_source <<<"$out")" = keychain ] || fail "$new does not read the provider key from the keychain: $out"
       status_says "up to date ($new)"
       cmp -s "$user_home/.metaclaw/config.yaml" "$tmp/config.before" || fail "the upgrade changed the daemon's config"
       as_user metaclaw stop
