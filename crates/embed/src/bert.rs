@@ -58,7 +58,7 @@ impl Activation {
 
     fn apply(self, x: &Tensor) -> candle_core::Result<Tensor> {
         match self {
-            Self::GeluErf => x.gelu_erf(),
+            Self::GeluErf => crate::gelu::gelu_erf(x),
             Self::GeluTanh => x.gelu(),
             Self::Relu => x.relu(),
         }

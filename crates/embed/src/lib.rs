@@ -18,6 +18,7 @@ mod config;
 mod download;
 mod embedder;
 mod error;
+mod gelu;
 mod import;
 mod layout;
 mod manifest;
