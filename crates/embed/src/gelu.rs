@@ -1,8 +1,8 @@
 //! GELU in its exact (erf) form, as BERT models are trained with, computed without calls into
 //! libm: candle's `gelu_erf` evaluates `erff` one element at a time (with an `expf` inside),
-//! which was a tenth of the time of embedding a question. A rational approximation of erf
-//! (the one Eigen and XLA use; error within a few float ulps) is plain arithmetic over a
-//! slice, which the compiler turns into vector instructions.
+//! about a tenth of the proxy's time in a profile of retrieval by meaning. A rational
+//! approximation of erf (the one Eigen and XLA use; error within a few float ulps) is plain
+//! arithmetic over a slice, which the compiler turns into vector instructions.
 
 use candle_core::{DType, Tensor};
 
