@@ -47,15 +47,7 @@ impl Daemon {
     }
 
     async fn admin(&self, path: &str) -> Value {
-        reqwest::Client::new()
-            .get(format!("http://127.0.0.1:{}{path}", self.port))
-            .bearer_auth(self.home.admin_token())
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap()
+        self.home.admin_get(self.port, path).await
     }
 
     async fn context(&self, session: &str, prompt: &str) -> Value {

@@ -210,15 +210,7 @@ impl Daemon {
     }
 
     async fn status(&self) -> Value {
-        reqwest::Client::new()
-            .get(format!("http://127.0.0.1:{}/api/status", self.port))
-            .bearer_auth(self.home.admin_token())
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap()
+        self.home.admin_get(self.port, "/api/status").await
     }
 
     /// `/api/status` once `ok` holds for it (bounded).

@@ -96,6 +96,19 @@ impl Home {
             .to_string()
     }
 
+    /// `GET path` of the daemon on `port`'s admin API, as JSON.
+    pub async fn admin_get(&self, port: u16, path: &str) -> serde_json::Value {
+        reqwest::Client::new()
+            .get(format!("http://127.0.0.1:{port}{path}"))
+            .bearer_auth(self.admin_token())
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    }
+
     pub fn path(&self) -> &Path {
         self.dir.path()
     }
