@@ -891,6 +891,14 @@ fn updates_are_looked_for_daily_unless_never_and_a_manifest_must_be_a_url() -> T
         e.contains("updates.manifest_url") && e.contains("http(s) URL"),
         "{e}"
     );
+    let e = err_text(load_text(
+        &h,
+        "updates:\n  manifest_url: https://me:s3cret-pass@example.org/latest.json\n",
+    ));
+    assert!(
+        e.contains("updates.manifest_url") && e.contains("password") && !e.contains("s3cret"),
+        "{e}"
+    );
     let e = err_text(load_text(&h, "updates:\n  check: weekly\n"));
     assert!(e.contains("updates.check") || e.contains("weekly"), "{e}");
     Ok(())

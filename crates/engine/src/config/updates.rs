@@ -26,8 +26,19 @@ impl UpdatesConfig {
     /// Why `manifest_url` cannot be used, if it cannot.
     pub fn manifest_problem(&self) -> Option<String> {
         let url = self.manifest_url.trim();
-        let usable = url.is_empty() || url.starts_with("https://") || url.starts_with("http://");
-        (!usable).then(|| format!("must be an http(s) URL or empty, not {url:?}"))
+        let Some(rest) = url
+            .strip_prefix("https://")
+            .or_else(|| url.strip_prefix("http://"))
+        else {
+            return (!url.is_empty())
+                .then(|| format!("must be an http(s) URL or empty, not {url:?}"));
+        };
+        // The URL is shown in status and logs, so it may not carry a password; the manifest
+        // is public metadata.
+        let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+        authority
+            .contains('@')
+            .then(|| "must not hold a user name or password (the manifest is public)".to_owned())
     }
 
     pub fn manifest_url(&self) -> Option<String> {
