@@ -20,6 +20,6 @@ pub use reconcile::{Decision, decide, reconcile_batch, similarity};
 pub use render::{RenderedMemory, estimate_tokens, render_memories};
 pub use search::{
     Components, Hit, Retrieval, SearchQuery, pinned, retrieve, retrieve_for_prompt, search,
-    search_with,
+    search_with, standing_plan,
 };
 pub use unit::{Kind, MemoryUnit, NewUnit, Source, Status};

@@ -7,7 +7,9 @@
 mod support;
 
 use metaclaw_memory::render::PROFILE_TITLE;
-use metaclaw_memory::{Kind, RetrievalPolicy, estimate_tokens, retrieve_for_prompt, search};
+use metaclaw_memory::{
+    Kind, RetrievalPolicy, estimate_tokens, retrieve_for_prompt, search, standing_plan,
+};
 use support::{Fixture, NOW, new_unit, query};
 
 const RULE: &str = "From now on, always write every timestamp in ISO 8601 with the +08:00 offset.";
@@ -125,5 +127,22 @@ fn a_session_digest_ranks_below_every_rule_and_fact() {
     assert!(
         hits[1].score > hits[0].score,
         "the digest matches better, and still comes last"
+    );
+}
+
+/// Every main turn reads the standing rules: at 100,000 units, a quarter of them
+/// preferences, a sorted scan cost 25 ms a turn; the covering index costs 0.1 ms.
+#[test]
+fn standing_rules_are_read_through_their_own_index() {
+    let f = Fixture::new();
+    let plan = standing_plan(f.store.connection()).unwrap();
+    assert!(
+        plan.iter()
+            .any(|step| step.contains("memory_units_standing")),
+        "{plan:?}"
+    );
+    assert!(
+        !plan.iter().any(|step| step.contains("TEMP B-TREE")),
+        "sorted without the index: {plan:?}"
     );
 }

@@ -12,6 +12,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     crate::follow_ups::V8_FOLLOW_UP,
     crate::migrations_bodies::V9_BODY_PARTS,
     crate::migrations_bodies::V10_SHARED_BLOCKS,
+    V11_MEMORY_STANDING_INDEX,
 ];
 
 const V1_SESSIONS_TURNS: &str = "
@@ -247,4 +248,15 @@ CREATE INDEX memory_policy_history_scope ON memory_policy_history(scope, at_ms);
 const V4_MEMORY_PINNED_INDEX: &str = "
 CREATE INDEX memory_units_pinned ON memory_units(scope, importance DESC, updated_ms DESC)
     WHERE pinned = 1 AND status = 'active';
+";
+
+/// Every main turn reads the scope's standing rules (preferences and procedural
+/// observations, most important first). Without this index that query visits every such
+/// unit and sorts them: about 25 ms per turn with 25,000 of them among 100,000 units
+/// instead of 0.1 ms. Covering (`id`, `expires_ms`) and partial, so it holds only the units
+/// the query can return and needs no table read.
+const V11_MEMORY_STANDING_INDEX: &str = "
+CREATE INDEX memory_units_standing
+    ON memory_units(scope, importance DESC, created_ms, id, expires_ms)
+    WHERE status = 'active' AND pinned = 0 AND kind IN ('preference', 'procedural_observation');
 ";

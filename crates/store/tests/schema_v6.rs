@@ -9,7 +9,7 @@ use common::turn;
 
 /// The `sessions` and `turns` tables as v5 shipped them (v1 plus v2's `injected_skills`),
 /// with one turn recorded before the upgrade, v2's `state` and `injected_blocks` and v5's
-/// `learn_samples` (their columns that later versions rely on).
+/// `learn_samples`, and v3's `memory_units` (their columns that later versions rely on).
 const V5_TURNS: &str = "
 CREATE TABLE sessions (
     id TEXT PRIMARY KEY NOT NULL, scope TEXT NOT NULL, started_at_ms INTEGER NOT NULL,
@@ -37,6 +37,11 @@ CREATE TABLE injected_blocks (
 CREATE TABLE learn_samples (
     id INTEGER PRIMARY KEY, session_id TEXT NOT NULL, reward REAL NULL,
     judge_state TEXT NOT NULL DEFAULT 'pending', created_at_ms INTEGER NOT NULL
+);
+CREATE TABLE memory_units (
+    id TEXT NOT NULL UNIQUE, scope TEXT NOT NULL, kind TEXT NOT NULL, importance REAL NOT NULL,
+    pinned INTEGER NOT NULL DEFAULT 0, status TEXT NOT NULL DEFAULT 'active',
+    created_ms INTEGER NOT NULL, expires_ms INTEGER NULL
 );
 INSERT INTO sessions (id, scope, started_at_ms, last_turn_at_ms, main_turns)
     VALUES ('old', 'default', 5, 5, 1);

@@ -26,7 +26,7 @@ use crate::policy::RetrievalPolicy;
 use crate::unit::{Kind, MemoryUnit};
 
 pub use candidates::{MAX_COMMON_TERMS, POSTINGS_BUDGET};
-pub use profile::{is_standing, standing};
+pub use profile::{is_standing, standing, standing_plan};
 pub use retrieve::{Retrieval, retrieve, retrieve_for_prompt};
 pub use score::Components;
 

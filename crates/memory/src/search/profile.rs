@@ -30,10 +30,21 @@ pub fn standing(
     limit: usize,
     now_ms: i64,
 ) -> Result<Vec<MemoryUnit>, MemoryError> {
-    let sql = "SELECT id FROM memory_units
-         WHERE scope = ?1 AND status = 'active' AND pinned = 0
-           AND kind IN ('preference', 'procedural_observation')
-           AND (expires_ms IS NULL OR expires_ms > ?2)
-         ORDER BY importance DESC, created_ms, id LIMIT ?3";
-    super::units_of(conn, sql, scope, limit, now_ms)
+    super::units_of(conn, STANDING_SQL, scope, limit, now_ms)
+}
+
+/// Read on every main turn, so it must stay on the `memory_units_standing` index (whose
+/// `WHERE` it repeats word for word: SQLite only uses a partial index for a query whose
+/// terms imply it). [`standing_plan`] lets a test check that.
+const STANDING_SQL: &str = "SELECT id FROM memory_units
+     WHERE scope = ?1 AND status = 'active' AND pinned = 0
+       AND kind IN ('preference', 'procedural_observation')
+       AND (expires_ms IS NULL OR expires_ms > ?2)
+     ORDER BY importance DESC, created_ms, id LIMIT ?3";
+
+/// SQLite's plan for [`standing`], one line per step.
+pub fn standing_plan(conn: &Connection) -> Result<Vec<String>, MemoryError> {
+    let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {STANDING_SQL}"))?;
+    let rows = stmt.query_map(rusqlite::params!["default", 0_i64, 1_i64], |r| r.get(3))?;
+    Ok(rows.collect::<Result<_, _>>()?)
 }

@@ -5,8 +5,8 @@
 use metaclaw_store::NewTurn;
 use rusqlite::{Connection, params};
 
-/// The tables v9 and v10 change or rely on (`sessions`, `turns`, `state`,
-/// `injected_blocks`), as v8 left them.
+/// The tables v9 to v11 change or rely on (`sessions`, `turns`, `state`,
+/// `injected_blocks`, `memory_units`), as v8 left them.
 pub const SCHEMA: &str = "
 CREATE TABLE sessions (
     id TEXT PRIMARY KEY NOT NULL, scope TEXT NOT NULL, started_at_ms INTEGER NOT NULL,
@@ -38,6 +38,11 @@ ALTER TABLE turns ADD COLUMN block_tokens INTEGER NULL;
 ALTER TABLE turns ADD COLUMN injected_memories TEXT NULL;
 ALTER TABLE turns ADD COLUMN follow_up TEXT NULL;
 ALTER TABLE turns ADD COLUMN held_out INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE memory_units (
+    id TEXT NOT NULL UNIQUE, scope TEXT NOT NULL, kind TEXT NOT NULL, importance REAL NOT NULL,
+    pinned INTEGER NOT NULL DEFAULT 0, status TEXT NOT NULL DEFAULT 'active',
+    created_ms INTEGER NOT NULL, expires_ms INTEGER NULL
+);
 PRAGMA user_version = 8;
 ";
 
