@@ -17,4 +17,4 @@ pub use local::{LocalModel, LocalState};
 pub use query::QueryEmbedder;
 pub use source::{EmbedFailure, Embeddings, EmbeddingsStatus};
 pub use startup::{MODELS_URL_ENV, models_url, prepare};
-pub use vector_math::{dot, normalise};
+pub use vector_math::normalise;

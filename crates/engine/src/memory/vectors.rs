@@ -11,12 +11,13 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::{Duration, Instant, SystemTime};
 
+use metaclaw_embed::QuantizedVectors;
 use metaclaw_memory::db;
 use metaclaw_skills::retrieval::content_hash;
 
 use super::error::MemoryServiceError;
 use crate::clock::unix_ms;
-use crate::embeddings::{EmbedFailure, Embeddings, QueryEmbedder, dot, normalise};
+use crate::embeddings::{EmbedFailure, Embeddings, QueryEmbedder, normalise};
 use crate::store_access;
 
 /// Most units indexed per scope, the most recently edited first: 20,000 vectors of 1,536
@@ -34,12 +35,12 @@ const STALE_AFTER: Duration = Duration::from_secs(600);
 /// Closest units handed to scoring per turn.
 const NEAREST: usize = 32;
 
-/// One scope's vectors, contiguous so a query is one pass over memory.
+/// One scope's vectors, contiguous so a query is one pass over memory, and 8-bit so that
+/// pass reads a quarter of the bytes ([`QuantizedVectors`]).
 pub struct ScopeIndex {
     model: String,
-    dims: usize,
     ids: Vec<String>,
-    data: Vec<f32>,
+    vectors: QuantizedVectors,
     built: Instant,
     /// Built while units were still waiting for their share of a refresh (a large import):
     /// the next turn or search continues at once rather than after [`STALE_AFTER`].
@@ -49,14 +50,15 @@ pub struct ScopeIndex {
 impl ScopeIndex {
     /// The `k` units closest to a normalised `query`, best first, as (id, cosine).
     pub fn nearest(&self, query: &[f32], k: usize) -> Vec<(String, f32)> {
-        if query.len() != self.dims || self.dims == 0 || k == 0 {
+        if k == 0 {
             return Vec::new();
         }
         let mut scored: Vec<(f32, usize)> = self
-            .data
-            .chunks_exact(self.dims)
+            .vectors
+            .dots(query)
+            .into_iter()
             .enumerate()
-            .map(|(i, v)| (dot(v, query), i))
+            .map(|(i, c)| (c, i))
             .collect();
         if scored.len() > k {
             scored.select_nth_unstable_by(k - 1, |a, b| b.0.total_cmp(&a.0));
@@ -212,9 +214,8 @@ impl Vectors {
         }
         let mut index = ScopeIndex {
             model,
-            dims: 0,
             ids: Vec::with_capacity(ids.len()),
-            data: Vec::new(),
+            vectors: QuantizedVectors::new(),
             built: Instant::now(),
             partial,
         };
@@ -222,11 +223,7 @@ impl Vectors {
         for (id, v) in ids.into_iter().zip(vectors) {
             // A zero vector, one the API left out, or one of another length stays lexical.
             match v.and_then(normalise) {
-                Some(v) if index.dims == 0 || v.len() == index.dims => {
-                    index.dims = v.len();
-                    index.data.extend_from_slice(&v);
-                    index.ids.push(id);
-                }
+                Some(v) if index.vectors.push(&v) => index.ids.push(id),
                 _ => still_missing += 1,
             }
         }
@@ -253,13 +250,20 @@ impl Vectors {
 mod tests {
     use super::*;
 
+    fn quantized(vectors: &[&[f32]]) -> QuantizedVectors {
+        let mut q = QuantizedVectors::new();
+        for v in vectors {
+            assert!(q.push(v));
+        }
+        q
+    }
+
     #[test]
     fn nearest_returns_the_closest_first_and_ignores_other_lengths() {
         let index = ScopeIndex {
             model: "m".into(),
-            dims: 2,
             ids: vec!["a".into(), "b".into(), "c".into()],
-            data: vec![1.0, 0.0, 0.0, 1.0, 0.6, 0.8],
+            vectors: quantized(&[&[1.0, 0.0], &[0.0, 1.0], &[0.6, 0.8]]),
             built: Instant::now(),
             partial: false,
         };
@@ -267,7 +271,7 @@ mod tests {
         assert_eq!(near.len(), 2);
         assert_eq!(near[0].0, "b");
         assert_eq!(near[1].0, "c");
-        assert!((near[1].1 - 0.8).abs() < 1e-6);
+        assert!((near[1].1 - 0.8).abs() < 0.01);
         assert_eq!(index.nearest(&[0.0, 1.0], 10).len(), 3);
         assert!(index.nearest(&[1.0], 2).is_empty());
     }
@@ -286,9 +290,8 @@ mod tests {
                 "s".into(),
                 Arc::new(ScopeIndex {
                     model: model.into(),
-                    dims: 0,
                     ids: vec![],
-                    data: vec![],
+                    vectors: QuantizedVectors::new(),
                     built: Instant::now(),
                     partial,
                 }),

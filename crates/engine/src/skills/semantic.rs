@@ -10,12 +10,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use metaclaw_embed::QuantizedVectors;
 use metaclaw_skills::Library;
 use metaclaw_skills::retrieval::{Fusion, content_hash, embedding_text};
 use metaclaw_store::{Store, StoreError};
 
 use super::snapshot::Snapshot;
-use crate::embeddings::{EmbedFailure, Embeddings, dot, normalise};
+use crate::embeddings::{EmbedFailure, Embeddings, normalise};
 
 /// Inputs per `/embeddings` call: OpenAI accepts up to 2,048, but smaller batches keep one
 /// request short and let progress be saved as it goes.
@@ -36,12 +37,12 @@ pub struct SemanticSetup {
 }
 
 /// Skill vectors for one library, all of the same model and length, L2-normalised so a dot
-/// product is the cosine.
+/// product is the cosine; 8-bit, as the memory index ([`QuantizedVectors`]).
 #[derive(Debug)]
 pub struct SemanticIndex {
     pub model: String,
     names: Vec<String>,
-    vectors: Vec<Vec<f32>>,
+    vectors: QuantizedVectors,
 }
 
 impl SemanticIndex {
@@ -57,9 +58,8 @@ impl SemanticIndex {
     pub fn similarities(&self, query: &[f32]) -> Vec<(&str, f32)> {
         self.names
             .iter()
-            .zip(&self.vectors)
-            .filter(|(_, v)| v.len() == query.len())
-            .map(|(name, v)| (name.as_str(), dot(v, query)))
+            .map(String::as_str)
+            .zip(self.vectors.dots(query))
             .collect()
     }
 }
@@ -166,18 +166,17 @@ pub async fn build(
     let mut index = SemanticIndex {
         model,
         names: Vec::with_capacity(names.len()),
-        vectors: Vec::with_capacity(names.len()),
+        vectors: QuantizedVectors::new(),
     };
     for (name, v) in names.into_iter().zip(vectors) {
         // A zero vector (or one the API left out) cannot rank; that skill stays lexical.
         let Some(v) = v.and_then(normalise) else {
             continue;
         };
-        if let Some(first) = index.vectors.first().filter(|f| f.len() != v.len()) {
-            return Err(SemanticError::Dims(first.len(), v.len()));
+        if !index.vectors.push(&v) {
+            return Err(SemanticError::Dims(index.vectors.dims(), v.len()));
         }
         index.names.push(name);
-        index.vectors.push(v);
     }
     Ok((index, missing.len()))
 }
@@ -204,11 +203,15 @@ mod tests {
         let index = SemanticIndex {
             model: "m".into(),
             names: vec!["x".into(), "y".into()],
-            vectors: vec![vec![1.0, 0.0], vec![0.0, 1.0]],
+            vectors: {
+                let mut q = QuantizedVectors::new();
+                assert!(q.push(&[1.0, 0.0]) && q.push(&[0.0, 1.0]));
+                q
+            },
         };
         let sims = index.similarities(&a);
         assert_eq!(sims.len(), 2);
-        assert!((sims[0].1 - 0.6).abs() < 1e-6 && (sims[1].1 - 0.8).abs() < 1e-6);
+        assert!((sims[0].1 - 0.6).abs() < 0.01 && (sims[1].1 - 0.8).abs() < 0.01);
         assert!(
             index.similarities(&[1.0]).is_empty(),
             "another length is no match"

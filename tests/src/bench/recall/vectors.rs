@@ -6,6 +6,7 @@
 //! units once per conversation and answers each query by brute-force cosine ([`nearest`]).
 
 use anyhow::{Result, ensure};
+use metaclaw_embed::QuantizedVectors;
 
 /// Nearest units to a query, for one conversation at a time.
 pub trait QueryVectors {
@@ -47,12 +48,13 @@ impl QueryVectors for NoVectors {
     }
 }
 
-/// Units embedded by `embed` (texts in, one vector per text out), searched by brute force.
+/// Units embedded by `embed` (texts in, one vector per text out), searched by brute force
+/// over 8-bit vectors, as the engine's index does.
 pub struct Embedded<F> {
     name: String,
     embed: F,
     ids: Vec<String>,
-    vectors: Vec<Vec<f32>>,
+    vectors: QuantizedVectors,
 }
 
 impl<F> Embedded<F>
@@ -64,7 +66,7 @@ where
             name: name.into(),
             embed,
             ids: Vec::new(),
-            vectors: Vec::new(),
+            vectors: QuantizedVectors::new(),
         }
     }
 }
@@ -86,48 +88,41 @@ where
             vectors.len(),
             units.len()
         );
-        self.ids = units.iter().map(|(id, _)| id.clone()).collect();
-        self.vectors = vectors;
+        self.ids.clear();
+        self.vectors = QuantizedVectors::new();
+        for ((id, _), v) in units.iter().zip(vectors) {
+            // A unit whose vector cannot be compared is found by its words only.
+            if let Some(v) = unit(v)
+                && self.vectors.push(&v)
+            {
+                self.ids.push(id.clone());
+            }
+        }
         Ok(())
     }
 
     fn similar(&mut self, query: &str, k: usize) -> Result<Vec<(String, f32)>> {
         let q = (self.embed)(&[query])?;
-        let Some(q) = q.first() else {
+        let Some(q) = q.into_iter().next().and_then(unit) else {
             return Ok(Vec::new());
         };
-        Ok(nearest(q, &self.vectors, k)
+        Ok(nearest(&q, &self.vectors, k)
             .into_iter()
             .filter_map(|(i, c)| self.ids.get(i).map(|id| (id.clone(), c)))
             .collect())
     }
 }
 
-/// Cosine similarity; 0 when either vector is zero or their lengths differ.
-pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
-    if a.len() != b.len() {
-        return 0.0;
-    }
-    let (mut dot, mut na, mut nb) = (0.0_f32, 0.0_f32, 0.0_f32);
-    for (x, y) in a.iter().zip(b) {
-        dot += x * y;
-        na += x * x;
-        nb += y * y;
-    }
-    if na == 0.0 || nb == 0.0 {
-        return 0.0;
-    }
-    dot / (na.sqrt() * nb.sqrt())
+/// `v` scaled to unit length; `None` for a zero or non-finite vector.
+fn unit(v: Vec<f32>) -> Option<Vec<f32>> {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    (norm.is_finite() && norm > 0.0).then(|| v.into_iter().map(|x| x / norm).collect())
 }
 
-/// The `k` vectors closest to `query` by cosine, closest first (ties by index), as (index,
-/// cosine).
-pub fn nearest(query: &[f32], vectors: &[Vec<f32>], k: usize) -> Vec<(usize, f32)> {
-    let mut scored: Vec<(usize, f32)> = vectors
-        .iter()
-        .enumerate()
-        .map(|(i, v)| (i, cosine(query, v)))
-        .collect();
+/// The `k` vectors closest to a unit `query` by cosine, closest first (ties by index), as
+/// (index, cosine).
+pub fn nearest(query: &[f32], vectors: &QuantizedVectors, k: usize) -> Vec<(usize, f32)> {
+    let mut scored: Vec<(usize, f32)> = vectors.dots(query).into_iter().enumerate().collect();
     scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     scored.truncate(k);
     scored
@@ -139,16 +134,14 @@ mod tests {
 
     #[test]
     fn nearest_orders_by_cosine() {
-        let vs = vec![
-            vec![1.0, 0.0],
-            vec![0.0, 1.0],
-            vec![1.0, 1.0],
-            vec![0.0, 0.0],
-        ];
-        let got = nearest(&[1.0, 0.1], &vs, 2);
-        assert_eq!(got.iter().map(|g| g.0).collect::<Vec<_>>(), [0, 2]);
-        assert!((cosine(&[2.0, 0.0], &[5.0, 0.0]) - 1.0).abs() < 1e-6);
-        assert_eq!(cosine(&[1.0], &[1.0, 2.0]), 0.0);
+        let mut vs = QuantizedVectors::new();
+        for v in [[1.0, 0.0], [0.0, 1.0], [0.6, 0.8], [0.8, 0.6]] {
+            assert!(vs.push(&unit(v.to_vec()).unwrap()));
+        }
+        let q = unit(vec![1.0, 0.1]).unwrap();
+        let got = nearest(&q, &vs, 2);
+        assert_eq!(got.iter().map(|g| g.0).collect::<Vec<_>>(), [0, 3]);
+        assert!(unit(vec![0.0, 0.0]).is_none());
     }
 
     #[test]
