@@ -40,9 +40,19 @@ pub enum Workload {
     /// remembered block's write on every request — the most skills can cost.
     NewConversations,
     /// As `NewConversations`, each question naming one of a few dozen services, so the
-    /// memory search of a large library sees varied terms (`bench --library`).
+    /// memory search of a large library sees varied terms, and a ticket number of its own,
+    /// so no two questions are the same text and none finds its vector already computed
+    /// (`bench --library`).
     LibraryQuestions,
+    /// As `LibraryQuestions`, but drawn from the same 64 texts, each asked again in a new
+    /// conversation: everything retrieval does except embedding the question, whose vector
+    /// the engine keeps for a repeated text.
+    LibraryRepeats,
 }
+
+/// Distinct texts of `Workload::LibraryRepeats`; within what the engine keeps of recent
+/// questions' vectors (512).
+const REPEATED_TEXTS: u64 = 64;
 
 /// Questions an agent's user might ask, most of them matching a built-in skill.
 pub const QUESTIONS: &[&str] = &[
@@ -99,13 +109,17 @@ impl Target {
             .header(header::CONTENT_TYPE, "application/json");
         let (builder, question) = match self.workload {
             Workload::Hello => (builder, "Say hello in one short sentence.".to_owned()),
-            Workload::NewConversations | Workload::LibraryQuestions => {
+            Workload::NewConversations | Workload::LibraryQuestions | Workload::LibraryRepeats => {
                 let n = CONVERSATIONS.fetch_add(1, Ordering::Relaxed);
-                let mut question = QUESTIONS[(n % QUESTIONS.len() as u64) as usize].to_owned();
-                if self.workload == Workload::LibraryQuestions {
+                let text = match self.workload {
+                    Workload::LibraryRepeats => n % REPEATED_TEXTS,
+                    _ => n,
+                };
+                let mut question = QUESTIONS[(text % QUESTIONS.len() as u64) as usize].to_owned();
+                if self.workload != Workload::NewConversations {
                     let services = super::library::SERVICES;
-                    let service = services[(n / 7 % services.len() as u64) as usize];
-                    question.push_str(&format!(" It is for the {service} service."));
+                    let service = services[(text / 7 % services.len() as u64) as usize];
+                    question.push_str(&format!(" It is for the {service} service, ticket {text}."));
                 }
                 (
                     builder.header("x-session-id", format!("bench-{n}")),
