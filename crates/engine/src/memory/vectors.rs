@@ -21,8 +21,8 @@ use crate::embeddings::{EmbedFailure, Embeddings, QueryEmbedder, normalise};
 use crate::store_access;
 
 /// Most units indexed per scope, the most recently edited first: 20,000 vectors of 1,536
-/// floats are 120 MB, which is as much as a tray app should hold. Older units stay
-/// retrievable by their words.
+/// dimensions (an API's largest) are 31 MB as 8-bit integers, and every question scans them
+/// all. Older units stay retrievable by their words.
 pub const MAX_INDEXED: u32 = 20_000;
 /// Inputs per `/embeddings` call.
 const BATCH: usize = 64;
