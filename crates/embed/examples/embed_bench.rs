@@ -3,10 +3,12 @@
 //!   cargo run --release -p metaclaw-embed --example embed_bench -- <model folder or .zip>
 //!
 //! Prints load time, resident memory after loading, and p50/p99 latency of embedding short
-//! queries one at a time (the retrieval path), then the throughput of batches.
+//! queries one at a time (the retrieval path), then the throughput of batches, then queries
+//! while an index is being embedded, in the shared pool and on the background thread.
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use metaclaw_embed::{Embedder, ModelStore};
@@ -98,6 +100,45 @@ fn main() {
         t.elapsed(),
         per
     );
+
+    // A query while an index is being embedded, as when memories are indexed during a chat:
+    // the index through `embed` (rayon's global pool, normal priority: how indexing ran
+    // before it had a thread of its own) and through `embed_in_background`.
+    let docs: Vec<&str> = QUERIES.iter().cycle().take(32).copied().collect();
+    for (label, background) in [
+        ("while indexing through embed", false),
+        ("while indexing through embed_in_background", true),
+    ] {
+        let stop = AtomicBool::new(false);
+        let times = std::thread::scope(|s| {
+            s.spawn(|| {
+                while !stop.load(Ordering::Relaxed) {
+                    if background {
+                        model.embed_in_background(&docs).unwrap();
+                    } else {
+                        model.embed(&docs).unwrap();
+                    }
+                }
+            });
+            let mut times: Vec<Duration> = (0..ROUNDS * 2)
+                .map(|i| {
+                    let t = Instant::now();
+                    model.embed_one(QUERIES[i % QUERIES.len()]).unwrap();
+                    t.elapsed()
+                })
+                .collect();
+            stop.store(true, Ordering::Relaxed);
+            times.sort();
+            times
+        });
+        let pct = |p: f64| times[((times.len() - 1) as f64 * p) as usize];
+        println!(
+            "one query {label} x{}: p50 {:?}  p99 {:?}",
+            times.len(),
+            pct(0.5),
+            pct(0.99)
+        );
+    }
     println!("RSS at end {} MiB", rss_kib() / 1024);
 }
 

@@ -5,6 +5,7 @@ use std::path::Path;
 use candle_core::Tensor;
 use sha2::{Digest, Sha256};
 
+use crate::background;
 use crate::bert::{Bert, WORD_EMBEDDINGS};
 use crate::checksum::hex;
 use crate::config::{self, BertConfig, Pooling};
@@ -34,6 +35,8 @@ const ID_HEX_DIGITS: usize = 12;
 /// through `spawn_blocking`.
 pub struct Embedder {
     bert: Bert,
+    /// Where [`embed_in_background`](Self::embed_in_background) runs.
+    background: Option<rayon::ThreadPool>,
     tokenizer: TextTokenizer,
     pooling: Pooling,
     dimension: usize,
@@ -89,6 +92,7 @@ impl Embedder {
             .unwrap_or_else(|| "model".to_string());
         Ok(Self {
             bert,
+            background: background::pool(),
             tokenizer,
             pooling,
             dimension: config.hidden_size,
@@ -113,6 +117,16 @@ impl Embedder {
             }
         }
         Ok(out)
+    }
+
+    /// [`embed`](Self::embed) on the model's background thread, at the lowest CPU priority:
+    /// for work no one waits for (indexing), so that a query embedded meanwhile through
+    /// [`embed`](Self::embed) neither waits for a core nor queues behind it.
+    pub fn embed_in_background(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        match &self.background {
+            Some(pool) => pool.install(|| self.embed(texts)),
+            None => self.embed(texts),
+        }
     }
 
     /// [`embed`](Self::embed) for one text.

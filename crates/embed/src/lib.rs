@@ -12,6 +12,7 @@
 //! # }
 //! ```
 
+mod background;
 mod bert;
 mod checksum;
 mod config;
@@ -28,6 +29,7 @@ mod store;
 mod tokenize;
 mod weights;
 
+pub use background::THREAD_NAME as BACKGROUND_THREAD;
 pub use embedder::{Embedder, MAX_TOKENS};
 pub use error::{EmbedError, Result};
 pub use manifest::{DEFAULT_MANIFEST, Manifest, ManifestFile};

@@ -151,3 +151,64 @@ fn the_embedder_can_be_shared_across_threads() {
         }
     });
 }
+
+/// The model's indexing threads in this process: (niceness, CPU time in clock ticks).
+#[cfg(target_os = "linux")]
+fn indexing_threads() -> Vec<(i64, u64)> {
+    let mut found = Vec::new();
+    for task in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
+        let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+        if comm.trim_end() != metaclaw_embed::BACKGROUND_THREAD {
+            continue;
+        }
+        // A thread that ended meanwhile (another test's model dropped) has no stat left.
+        let Ok(stat) = std::fs::read_to_string(task.path().join("stat")) else {
+            continue;
+        };
+        // After "pid (comm) ": state is field 3, utime 14, stime 15, nice 19.
+        let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
+        let field = |n: usize| fields[n - 3];
+        let cpu = field(14).parse::<u64>().unwrap() + field(15).parse::<u64>().unwrap();
+        found.push((field(19).parse::<i64>().unwrap(), cpu));
+    }
+    found
+}
+
+/// Index work runs on the model's own thread at the lowest CPU priority (a turn's query,
+/// embedded meanwhile, gets the cores first), and gives the vectors a query would get.
+#[cfg(target_os = "linux")]
+#[test]
+fn indexing_runs_on_a_thread_of_the_lowest_priority_with_the_same_vectors() {
+    let model = model();
+    let texts: Vec<String> = (0..16)
+        .map(|i| {
+            format!(
+                "Note {i}: the quarterly report of the northern region is due on Friday, \
+                 with the figures of every team and the plan for the next year"
+            )
+        })
+        .collect();
+    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+    // The pool's thread starts (and lowers its priority) on its own; one job waits for that.
+    model.embed_in_background(&["start"]).unwrap();
+    let before = indexing_threads();
+    assert!(
+        !before.is_empty(),
+        "no {} thread in this process",
+        metaclaw_embed::BACKGROUND_THREAD
+    );
+    assert!(before.iter().all(|&(nice, _)| nice == 19), "{before:?}");
+
+    let indexed = model.embed_in_background(&texts).unwrap();
+    let cpu = |threads: &[(i64, u64)]| threads.iter().map(|&(_, cpu)| cpu).sum::<u64>();
+    let after = indexing_threads();
+    assert!(
+        cpu(&after) > cpu(&before),
+        "the indexing thread did no work: {before:?} → {after:?}"
+    );
+
+    let queried = model.embed(&texts[..3]).unwrap();
+    for (q, i) in queried.iter().zip(&indexed) {
+        assert!(cosine(q, i) > 0.99999, "cosine {}", cosine(q, i));
+    }
+}

@@ -9,7 +9,7 @@ use metaclaw_embed::{Embedder, ModelStore};
 use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 
-use super::source::EmbedFailure;
+use super::source::{EmbedFailure, Priority};
 
 /// How often a use of a model that is not loaded looks in its folder again, so a model
 /// imported while the engine runs is picked up without a restart.
@@ -213,9 +213,14 @@ impl LocalModel {
         Ok(true)
     }
 
-    /// One vector per input, computed on a blocking thread. Not loaded yet: fails at once
-    /// (the caller stays lexical) and, now and then, looks in the folder again.
-    pub async fn embed(self: &Arc<Self>, inputs: &[String]) -> Result<Vec<Vec<f32>>, EmbedFailure> {
+    /// One vector per input, computed on a blocking thread (`Background`: handed on to the
+    /// model's low-priority thread). Not loaded yet: fails at once (the caller stays lexical)
+    /// and, now and then, looks in the folder again.
+    pub async fn embed(
+        self: &Arc<Self>,
+        inputs: &[String],
+        priority: Priority,
+    ) -> Result<Vec<Vec<f32>>, EmbedFailure> {
         if inputs.is_empty() {
             return Ok(Vec::new());
         }
@@ -226,7 +231,10 @@ impl LocalModel {
         let inputs = inputs.to_vec();
         tokio::task::spawn_blocking(move || {
             let texts: Vec<&str> = inputs.iter().map(String::as_str).collect();
-            embedder.embed(&texts)
+            match priority {
+                Priority::Turn => embedder.embed(&texts),
+                Priority::Background => embedder.embed_in_background(&texts),
+            }
         })
         .await
         .map_err(|e| EmbedFailure::Task(e.to_string()))?

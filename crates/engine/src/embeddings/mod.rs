@@ -15,6 +15,6 @@ mod vector_math;
 
 pub use local::{LocalModel, LocalState};
 pub use query::QueryEmbedder;
-pub use source::{EmbedFailure, Embeddings, EmbeddingsStatus};
+pub use source::{EmbedFailure, Embeddings, EmbeddingsStatus, Priority};
 pub use startup::{MODELS_URL_ENV, models_url, prepare};
 pub use vector_math::normalise;

@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use super::source::{EmbedFailure, Embeddings};
+use super::source::{EmbedFailure, Embeddings, Priority};
 use super::vector_cache::VectorCache;
 use super::vector_math::normalise;
 
@@ -55,7 +55,7 @@ impl QueryEmbedder {
         let input = [query.to_owned()];
         // An API's own timeout bounds the request; this one also bounds connecting, and the
         // local model on a busy machine.
-        let call = self.source.embed(&input);
+        let call = self.source.embed(&input, Priority::Turn);
         let reply = match tokio::time::timeout(self.timeout, call).await {
             Ok(Ok(mut vectors)) => vectors.pop().and_then(normalise),
             // Said once by the model's own status, not on every turn.

@@ -32,6 +32,14 @@ pub enum EmbedFailure {
     Task(String),
 }
 
+/// Who waits for the vectors: the local model embeds a turn's query at once, and an index on
+/// its background thread at the lowest CPU priority, so the one never waits for the other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Priority {
+    Turn,
+    Background,
+}
+
 /// `/api/status` → `embeddings`: what finds skills and memories by meaning.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EmbeddingsStatus {
@@ -69,10 +77,14 @@ impl Embeddings {
     }
 
     /// One vector per input, in input order.
-    pub async fn embed(&self, inputs: &[String]) -> Result<Vec<Vec<f32>>, EmbedFailure> {
+    pub async fn embed(
+        &self,
+        inputs: &[String],
+        priority: Priority,
+    ) -> Result<Vec<Vec<f32>>, EmbedFailure> {
         match self {
             Embeddings::Api { endpoint, http } => Ok(llm::embed(http, endpoint, inputs).await?),
-            Embeddings::Local(local) => local.embed(inputs).await,
+            Embeddings::Local(local) => local.embed(inputs, priority).await,
         }
     }
 

@@ -17,7 +17,7 @@ use metaclaw_skills::retrieval::content_hash;
 
 use super::error::MemoryServiceError;
 use crate::clock::unix_ms;
-use crate::embeddings::{EmbedFailure, Embeddings, QueryEmbedder, normalise};
+use crate::embeddings::{EmbedFailure, Embeddings, Priority, QueryEmbedder, normalise};
 use crate::store_access;
 
 /// Most units indexed per scope, the most recently edited first: 20,000 vectors of 1,536
@@ -182,7 +182,7 @@ impl Vectors {
                 break;
             }
             let inputs: Vec<String> = chunk.iter().map(|&i| texts[i].clone()).collect();
-            let got = match self.source.embed(&inputs).await {
+            let got = match self.source.embed(&inputs, Priority::Background).await {
                 Ok(got) => got,
                 // Said once by the model's own status; the index is rebuilt when it loads.
                 Err(EmbedFailure::NotReady(_)) => break,

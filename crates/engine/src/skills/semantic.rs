@@ -16,7 +16,7 @@ use metaclaw_skills::retrieval::{Fusion, content_hash, embedding_text};
 use metaclaw_store::{Store, StoreError};
 
 use super::snapshot::Snapshot;
-use crate::embeddings::{EmbedFailure, Embeddings, normalise};
+use crate::embeddings::{EmbedFailure, Embeddings, Priority, normalise};
 
 /// Inputs per `/embeddings` call: OpenAI accepts up to 2,048, but smaller batches keep one
 /// request short and let progress be saved as it goes.
@@ -146,7 +146,7 @@ pub async fn build(
     let missing: Vec<usize> = (0..names.len()).filter(|&i| vectors[i].is_none()).collect();
     for chunk in missing.chunks(BATCH) {
         let inputs: Vec<String> = chunk.iter().map(|&i| texts[i].clone()).collect();
-        let got = setup.source.embed(&inputs).await?;
+        let got = setup.source.embed(&inputs, Priority::Background).await?;
         let rows: Vec<(String, Vec<f32>)> =
             chunk.iter().map(|&i| hashes[i].clone()).zip(got).collect();
         let (db, model) = (setup.db.clone(), model.clone());
