@@ -25,9 +25,9 @@ pub struct Bert {
 }
 
 struct Layer {
-    query: Linear,
-    key: Linear,
-    value: Linear,
+    /// Query, key and value in one product (`[hidden, 3 × hidden]`): one matrix product
+    /// instead of three, each too small to keep the kernels busy for a query's few tokens.
+    qkv: Linear,
     attn_out: Linear,
     attn_norm: LayerNorm,
     up: Linear,
@@ -88,9 +88,11 @@ impl Bert {
             let p = format!("encoder.layer.{i}");
             let i_size = config.intermediate_size;
             layers.push(Layer {
-                query: linear(weights, &format!("{p}.attention.self.query"), h, h)?,
-                key: linear(weights, &format!("{p}.attention.self.key"), h, h)?,
-                value: linear(weights, &format!("{p}.attention.self.value"), h, h)?,
+                qkv: Linear::side_by_side(&[
+                    linear(weights, &format!("{p}.attention.self.query"), h, h)?,
+                    linear(weights, &format!("{p}.attention.self.key"), h, h)?,
+                    linear(weights, &format!("{p}.attention.self.value"), h, h)?,
+                ])?,
                 attn_out: linear(weights, &format!("{p}.attention.output.dense"), h, h)?,
                 attn_norm: norm(weights, &format!("{p}.attention.output.LayerNorm"), h, eps)?,
                 up: linear(weights, &format!("{p}.intermediate.dense"), h, i_size)?,
@@ -145,14 +147,14 @@ impl Bert {
         batch: usize,
         seq: usize,
     ) -> candle_core::Result<Tensor> {
-        let split = |t: Tensor| {
-            t.reshape((batch, seq, self.heads, self.head_dim))?
-                .transpose(1, 2)?
-                .contiguous()
-        };
-        let q = split(l.query.forward(x)?)?;
-        let k = split(l.key.forward(x)?)?;
-        let v = split(l.value.forward(x)?)?;
+        // [rows, 3 × hidden] → [3, batch, heads, seq, head_dim]: q, k and v, one copy.
+        let qkv = l
+            .qkv
+            .forward(x)?
+            .reshape((batch, seq, 3, self.heads, self.head_dim))?
+            .permute((2, 0, 3, 1, 4))?
+            .contiguous()?;
+        let (q, k, v) = (qkv.get(0)?, qkv.get(1)?, qkv.get(2)?);
         let scale = 1.0 / (self.head_dim as f64).sqrt();
         let scores = (q.matmul(&k.t()?)? * scale)?.broadcast_add(bias)?;
         let probs = candle_nn::ops::softmax_last_dim(&scores)?;
@@ -176,6 +178,15 @@ struct Linear {
 }
 
 impl Linear {
+    /// One layer computing `parts`' outputs side by side, in order.
+    fn side_by_side(parts: &[Linear]) -> candle_core::Result<Self> {
+        let weights: Vec<&Tensor> = parts.iter().map(|p| &p.weight_t).collect();
+        Ok(Linear {
+            weight_t: Tensor::cat(&weights, 1)?.contiguous()?,
+            bias: parts.iter().flat_map(|p| p.bias.iter().copied()).collect(),
+        })
+    }
+
     fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
         add_bias(&x.matmul(&self.weight_t)?, &self.bias)
     }
@@ -251,6 +262,34 @@ mod tests {
         assert!(
             add_bias(&y, &[1.0, 2.0]).is_err(),
             "a bias of another length"
+        );
+    }
+
+    #[test]
+    fn layers_side_by_side_give_each_layer_s_outputs_in_order() {
+        let dense = |seed: f32, outputs: usize| Linear {
+            weight_t: Tensor::from_vec(
+                (0..3 * outputs).map(|i| (i as f32 * seed).sin()).collect(),
+                (3, outputs),
+                &Device::Cpu,
+            )
+            .unwrap(),
+            bias: (0..outputs).map(|i| seed + i as f32).collect(),
+        };
+        let parts = [dense(0.7, 2), dense(1.3, 4), dense(-0.4, 1)];
+        let x = Tensor::from_vec(
+            vec![0.5_f32, -1.0, 2.0, 1.5, 0.0, -0.25],
+            (2, 3),
+            &Device::Cpu,
+        )
+        .unwrap();
+        let fused = Linear::side_by_side(&parts).unwrap().forward(&x).unwrap();
+        let separate: Vec<Tensor> = parts.iter().map(|p| p.forward(&x).unwrap()).collect();
+        let want = Tensor::cat(&separate, 1).unwrap();
+        assert_eq!(fused.dims(), [2, 7]);
+        assert_eq!(
+            fused.to_vec2::<f32>().unwrap(),
+            want.to_vec2::<f32>().unwrap()
         );
     }
 }
