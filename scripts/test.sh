@@ -14,23 +14,35 @@ if [ "${1:-}" = "--stress" ]; then
   shift
   exec bash scripts/stress.sh bash scripts/test.sh "$@"
 fi
+# Each stage says when it starts, so a slow run shows where its time went.
+TEST_STARTED=$(date +%s)
+export TEST_STARTED
+stage() { local t=$(($(date +%s) - TEST_STARTED)); printf '== %s (at %dm%02ds)\n' "$1" $((t / 60)) $((t % 60)); }
+export -f stage
+
+stage "system packages"
 bash scripts/deps.sh --tests
 
 # The web UI first: the engine embeds ui/dist when it exists, so the binary the end-to-end
 # tests drive serves the real UI.
 command -v npm >/dev/null || { echo "Node.js 20+ with npm is required to build and test the UI" >&2; exit 1; }
+stage "web UI: install, type checks, build, Vitest"
 npm --prefix ui ci --no-audit --no-fund
 npm --prefix ui run check
 npm --prefix ui run build
 npm --prefix ui test -- --run
 
+stage "formatting and lints"
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
+stage "lints of the headless binary"
 # The headless binary (no tray, no window: servers and containers) is checked and linted
 # too; a full build of it would add minutes for code the desktop build already compiles.
 cargo clippy -p metaclaw --no-default-features --bins --locked -- -D warnings
+stage "build"
 cargo build --workspace --locked --bins
 
+stage "test tools: Python clients, agents, embedding model"
 venv=target/pyenv
 if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
@@ -55,8 +67,11 @@ dbus-run-session -- bash -euo pipefail -c '
   echo -n "throwaway-test-keyring" | gnome-keyring-daemon --unlock --components=secrets >/dev/null
   # Fast stage first (unit tests), so a failure shows in minutes; then the slow stage:
   # integration and end-to-end suites, the client SDKs, the UI end to end.
+  stage "Rust unit tests"
   cargo test --workspace --locked --lib --bins
+  stage "Rust integration and end-to-end tests"
   cargo test --workspace --locked --no-fail-fast --test "*"
+  stage "doc tests, Python tests, UI end to end"
   cargo test --workspace --locked --doc
   target/pyenv/bin/python -m pytest -q tests/python
   npm --prefix tests/ui-e2e ci --no-audit --no-fund
@@ -64,9 +79,12 @@ dbus-run-session -- bash -euo pipefail -c '
 '
 # The Debian package, made by Tauri's bundler from the debug binary the tests drove:
 # installed with apt, run as a daemon and as the desktop app, removed.
+stage "Debian package"
 deb=$(bash scripts/package.sh --debug | tail -n 1)
 bash scripts/package-test.sh "$deb"
 # Updating through the signed apt repository: N and N+1 (the same code stamped N+1) packaged
 # for a repository served on 127.0.0.1; N upgraded by apt under a running app and a daemon,
 # which report N+1 and come back as N+1; then removed.
+stage "update through the signed apt repository"
 bash scripts/update-test.sh
+stage "done"
