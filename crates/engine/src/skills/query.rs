@@ -39,13 +39,9 @@ impl SemanticQuery {
         }
     }
 
-    /// The query's cosine to every skill in `snapshot`'s index; `None` when there is no
-    /// index yet, nothing to embed, or the API failed or was too slow.
-    pub async fn similar<'s>(
-        &self,
-        snapshot: &'s Snapshot,
-        query: &str,
-    ) -> Option<Vec<(&'s str, f32)>> {
+    /// The query's cosine to every skill in `snapshot`'s index, by doc id; `None` when
+    /// there is no index yet, nothing to embed, or the API failed or was too slow.
+    pub async fn similar(&self, snapshot: &Snapshot, query: &str) -> Option<Vec<(u32, f32)>> {
         let index = snapshot.semantic()?;
         let model = self.embedder.model();
         if model.is_empty() || index.model != model {

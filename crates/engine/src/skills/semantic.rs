@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use metaclaw_embed::QuantizedVectors;
 use metaclaw_skills::Library;
-use metaclaw_skills::retrieval::{Fusion, content_hash, embedding_text};
+use metaclaw_skills::retrieval::{Fusion, Retriever, content_hash, embedding_text};
 use metaclaw_store::{Store, StoreError};
 
 use super::snapshot::Snapshot;
@@ -43,6 +43,9 @@ pub struct SemanticIndex {
     pub model: String,
     names: Vec<String>,
     vectors: QuantizedVectors,
+    /// Each vector's doc id in the snapshot's retriever ([`Self::bound_to`]): a turn's
+    /// fusion then looks nothing up by name.
+    docs: Vec<Option<u32>>,
 }
 
 impl SemanticIndex {
@@ -54,12 +57,20 @@ impl SemanticIndex {
         self.names.is_empty()
     }
 
-    /// The cosine of a normalised `query` to every skill; empty if the lengths disagree.
-    pub fn similarities(&self, query: &[f32]) -> Vec<(&str, f32)> {
-        self.names
+    /// This index with each vector's doc id in `retriever` (the retriever of the library it
+    /// was built from).
+    pub fn bound_to(mut self, retriever: &Retriever) -> Self {
+        self.docs = retriever.doc_ids(self.names.iter().map(String::as_str));
+        self
+    }
+
+    /// The cosine of a normalised `query` to every skill the retriever ranks, by doc id;
+    /// empty if the lengths disagree.
+    pub fn similarities(&self, query: &[f32]) -> Vec<(u32, f32)> {
+        self.docs
             .iter()
-            .map(String::as_str)
             .zip(self.vectors.dots(query))
+            .filter_map(|(doc, cosine)| Some(((*doc)?, cosine)))
             .collect()
     }
 }
@@ -167,6 +178,7 @@ pub async fn build(
         model,
         names: Vec::with_capacity(names.len()),
         vectors: QuantizedVectors::new(),
+        docs: Vec::new(),
     };
     for (name, v) in names.into_iter().zip(vectors) {
         // A zero vector (or one the API left out) cannot rank; that skill stays lexical.
@@ -198,19 +210,31 @@ mod tests {
     use super::*;
 
     #[test]
-    fn similarities_are_cosines_to_same_length_vectors() {
+    fn similarities_are_cosines_by_doc_id_to_same_length_vectors() {
+        let skill = |name: &str| {
+            let text = format!("---\nname: {name}\ndescription: Use for {name}.\n---\n# {name}\n");
+            metaclaw_skills::parse_skill(&text, None).unwrap().0
+        };
+        // The retriever's order differs from the index's, and one name is not in it.
+        let retriever = Retriever::new(
+            &[skill("y"), skill("x")],
+            metaclaw_skills::retrieval::RetrievalConfig::default(),
+        );
         let a = normalise(vec![3.0, 4.0]).unwrap();
         let index = SemanticIndex {
             model: "m".into(),
-            names: vec!["x".into(), "y".into()],
+            names: vec!["x".into(), "gone".into(), "y".into()],
             vectors: {
                 let mut q = QuantizedVectors::new();
-                assert!(q.push(&[1.0, 0.0]) && q.push(&[0.0, 1.0]));
+                assert!(q.push(&[1.0, 0.0]) && q.push(&[0.7, 0.7]) && q.push(&[0.0, 1.0]));
                 q
             },
-        };
+            docs: Vec::new(),
+        }
+        .bound_to(&retriever);
         let sims = index.similarities(&a);
-        assert_eq!(sims.len(), 2);
+        assert_eq!(sims.len(), 2, "{sims:?}");
+        assert_eq!((sims[0].0, sims[1].0), (1, 0), "x is doc 1, y doc 0");
         assert!((sims[0].1 - 0.6).abs() < 0.01 && (sims[1].1 - 0.8).abs() < 0.01);
         assert!(
             index.similarities(&[1.0]).is_empty(),

@@ -42,7 +42,7 @@ impl Snapshot {
 
     /// Attaches this library's semantic index; a second one is ignored.
     pub fn attach(&self, index: SemanticIndex) {
-        let _ = self.semantic.set(index);
+        let _ = self.semantic.set(index.bound_to(&self.retriever));
     }
 }
 

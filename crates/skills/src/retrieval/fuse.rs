@@ -3,6 +3,8 @@
 //! each skill; the same pinned-first, `top_k` and per-category rules as lexical retrieval
 //! then bound the result (see [`Retriever::select`]).
 
+use std::collections::HashMap;
+
 use super::select::{Hit, Retriever};
 
 /// Reciprocal rank fusion constant (Cormack et al., 2009). 60 flattens the head of each
@@ -24,7 +26,8 @@ type Candidate = (u32, f32, f32, Option<f32>);
 
 impl Retriever {
     /// The skills to inject for `query`, given its cosine similarity to each skill in
-    /// `similar` (any order; unknown names and pinned skills are ignored).
+    /// `similar`, by doc id (see [`Retriever::doc_ids`]; any order; unknown ids and pinned
+    /// skills are ignored).
     ///
     /// `Embedding`: skills with cosine ≥ `min_similarity`, best first. `Hybrid`: skills that
     /// pass the lexical thresholds or `min_similarity`, ordered by RRF over the two lists of
@@ -33,7 +36,7 @@ impl Retriever {
     pub fn retrieve_fused(
         &self,
         query: &str,
-        similar: &[(&str, f32)],
+        similar: &[(u32, f32)],
         fusion: Fusion,
         min_similarity: f32,
     ) -> Vec<Hit> {
@@ -44,7 +47,7 @@ impl Retriever {
 
     /// Every skill either side ranks, in `fusion` order, ignoring thresholds and caps: what
     /// `skills search` shows.
-    pub fn rank_fused(&self, query: &str, similar: &[(&str, f32)], fusion: Fusion) -> Vec<Hit> {
+    pub fn rank_fused(&self, query: &str, similar: &[(u32, f32)], fusion: Fusion) -> Vec<Hit> {
         let (terms, ranked) = self.fused(query, similar, fusion, None);
         ranked
             .into_iter()
@@ -56,7 +59,7 @@ impl Retriever {
     fn fused(
         &self,
         query: &str,
-        similar: &[(&str, f32)],
+        similar: &[(u32, f32)],
         fusion: Fusion,
         min_similarity: Option<f32>,
     ) -> (Vec<u32>, Vec<Candidate>) {
@@ -77,15 +80,10 @@ impl Retriever {
         }
 
         let mut cosines: Vec<Option<f32>> = vec![None; docs.len()];
-        let by_name: std::collections::HashMap<&str, usize> = docs
-            .iter()
-            .enumerate()
-            .filter(|(_, d)| !d.always)
-            .map(|(i, d)| (d.name.as_str(), i))
-            .collect();
-        for &(name, cosine) in similar {
-            if let (Some(&doc), true) = (by_name.get(name), cosine.is_finite()) {
-                cosines[doc] = Some(cosine);
+        for &(doc, cosine) in similar {
+            let ranks = docs.get(doc as usize).is_some_and(|d| !d.always);
+            if ranks && cosine.is_finite() {
+                cosines[doc as usize] = Some(cosine);
             }
         }
         let mut by_cosine: Vec<(usize, f32)> = cosines
@@ -125,6 +123,22 @@ impl Retriever {
         (terms, out)
     }
 
+    /// Each name's doc id here, `None` for a name not in this library and for an always-on
+    /// skill (which never ranks). A semantic index keeps these beside its vectors, so a
+    /// turn's fusion looks nothing up by name: building that map for 10,000 skills was a
+    /// tenth of a library turn's time.
+    pub fn doc_ids<'a>(&self, names: impl IntoIterator<Item = &'a str>) -> Vec<Option<u32>> {
+        let by_name: HashMap<&str, u32> = self
+            .index
+            .docs
+            .iter()
+            .zip(0..)
+            .filter(|(d, _)| !d.always)
+            .map(|(d, i)| (d.name.as_str(), i))
+            .collect();
+        names.into_iter().map(|n| by_name.get(n).copied()).collect()
+    }
+
     fn fused_hit(&self, terms: &[u32], (doc, _, score, cosine): Candidate) -> Hit {
         let mut hit = self.hit(terms, doc, score);
         hit.cosine = cosine;
@@ -158,6 +172,15 @@ mod tests {
         Retriever::new(&skills, RetrievalConfig::default())
     }
 
+    /// `similar` by doc id, as a semantic index hands it over.
+    fn by_doc(r: &Retriever, similar: &[(&str, f32)]) -> Vec<(u32, f32)> {
+        let ids = r.doc_ids(similar.iter().map(|(n, _)| *n));
+        ids.into_iter()
+            .zip(similar)
+            .filter_map(|(id, (_, c))| Some((id?, *c)))
+            .collect()
+    }
+
     fn names(hits: &[Hit]) -> Vec<&str> {
         hits.iter().map(|h| h.name.as_str()).collect()
     }
@@ -171,11 +194,11 @@ mod tests {
             ("docker-builds", 0.55),
             ("be-kind", 0.99),
         ];
-        let hits = r.retrieve_fused("anything", &similar, Fusion::Embedding, 0.3);
+        let hits = r.retrieve_fused("anything", &by_doc(&r, &similar), Fusion::Embedding, 0.3);
         assert_eq!(names(&hits), ["be-kind", "trip-planning", "docker-builds"]);
         assert!(hits[0].pinned && hits[0].cosine.is_none());
         assert_eq!(hits[1].cosine, Some(0.81));
-        let none = r.retrieve_fused("anything", &similar, Fusion::Embedding, 0.9);
+        let none = r.retrieve_fused("anything", &by_doc(&r, &similar), Fusion::Embedding, 0.9);
         assert_eq!(
             names(&none),
             ["be-kind"],
@@ -191,11 +214,13 @@ mod tests {
             ("agenda-writing", 0.7),
             ("trip-planning", 0.7),
         ];
-        let hits = r.0.retrieve_fused("x", &similar, Fusion::Embedding, 0.3);
+        let hits =
+            r.0.retrieve_fused("x", &by_doc(&r.0, &similar), Fusion::Embedding, 0.3);
         assert_eq!(names(&hits), ["be-kind", "agenda-writing"]);
 
         let r = RetrieverCaps::new(3, 2);
-        let hits = r.0.retrieve_fused("x", &similar, Fusion::Embedding, 0.3);
+        let hits =
+            r.0.retrieve_fused("x", &by_doc(&r.0, &similar), Fusion::Embedding, 0.3);
         assert_eq!(
             names(&hits),
             ["be-kind", "agenda-writing", "meeting-notes"],
@@ -223,7 +248,12 @@ mod tests {
             ("docker-builds", 0.5),
             ("trip-planning", 0.1),
         ];
-        let hits = r.retrieve_fused("docker container", &similar, Fusion::Hybrid, 0.3);
+        let hits = r.retrieve_fused(
+            "docker container",
+            &by_doc(&r, &similar),
+            Fusion::Hybrid,
+            0.3,
+        );
         assert_eq!(names(&hits), ["be-kind", "docker-builds", "sql-tuning"]);
         assert!(hits[1].score > 0.0 && !hits[1].matched_terms.is_empty());
         assert_eq!(hits[1].cosine, Some(0.5));
@@ -234,7 +264,7 @@ mod tests {
 
         // A lexical pass is enough even when the cosine is low.
         let low = [("docker-builds", 0.05)];
-        let hits = r.retrieve_fused("docker container", &low, Fusion::Hybrid, 0.3);
+        let hits = r.retrieve_fused("docker container", &by_doc(&r, &low), Fusion::Hybrid, 0.3);
         assert_eq!(names(&hits), ["be-kind", "docker-builds"]);
     }
 
@@ -247,7 +277,11 @@ mod tests {
             ("pytest-debugging", 0.8),
             ("docker-builds", 0.1),
         ];
-        let ranked = r.rank_fused("docker pytest failing", &similar, Fusion::Hybrid);
+        let ranked = r.rank_fused(
+            "docker pytest failing",
+            &by_doc(&r, &similar),
+            Fusion::Hybrid,
+        );
         let first = &ranked[0];
         assert_eq!(first.name, "pytest-debugging", "{ranked:?}");
         assert!(ranked.iter().all(|h| !h.pinned));
@@ -265,15 +299,20 @@ mod tests {
             ("agenda-writing", 0.5),
             ("meeting-notes", 0.2),
         ];
-        let hits = r.retrieve_fused("meeting notes", &similar, Fusion::Hybrid, 0.3);
+        let hits = r.retrieve_fused("meeting notes", &by_doc(&r, &similar), Fusion::Hybrid, 0.3);
         assert_eq!(names(&hits), ["be-kind", "agenda-writing", "meeting-notes"]);
         assert_eq!(hits[2].cosine, Some(0.2), "reported even below the floor");
     }
 
     #[test]
-    fn unknown_names_and_nan_cosines_are_ignored() {
+    fn unknown_names_ids_and_nan_cosines_are_ignored() {
         let r = bank();
-        let similar = [("gone", 0.9), ("sql-tuning", f32::NAN)];
+        assert_eq!(
+            r.doc_ids(["gone", "be-kind", "sql-tuning"]),
+            [None, None, Some(2)],
+            "a name not here, and an always-on skill, have no id to rank by"
+        );
+        let similar = [(2, f32::NAN), (99, 0.9), (6, 0.9)];
         let hits = r.retrieve_fused("hello", &similar, Fusion::Hybrid, 0.3);
         assert_eq!(names(&hits), ["be-kind"]);
     }
