@@ -6,8 +6,9 @@
 //! on the 2-vCPU VM of the benchmarks). As `i8` it reads a quarter of that, and an `i8 × i8`
 //! product summed in `i32` vectorises without any target feature: 1.6 ms for the same scan,
 //! and a quarter of the memory. It is still bound by memory, not arithmetic: the same scan
-//! compiled for AVX2 was no faster (`examples/scan_bench.rs`: 1.05 ms p50 either way). For unit vectors of a few hundred dimensions a cosine moves
-//! by well under 0.01 (tested below), far less than what separates a match from a miss.
+//! compiled for AVX2 was no faster (`examples/scan_bench.rs`: 1.05 ms p50 either way). For
+//! unit vectors of a few hundred dimensions a cosine moves by well under 0.01 (tested below),
+//! far less than what separates a match from a miss.
 
 /// The largest magnitude a component is scaled to.
 const LEVELS: f32 = 127.0;
