@@ -1,8 +1,8 @@
 //! The thread that embeds what no one waits for (the indexes of memories and skills).
 //!
-//! candle's matrix products split their work over rayon's global pool. A query embedded while
-//! an index was being built queued its small products behind the index's large ones on the
-//! same two workers, and a turn's retrieval waited for learning. Index work runs instead on a
+//! The encoder's large dense layers split their work over rayon's pool. A query embedded while
+//! an index was being built queued behind the index's large products on the same two
+//! workers, and a turn's retrieval waited for learning. Index work runs instead on a
 //! pool of one thread of its own at the lowest CPU priority: the query keeps the global pool
 //! to itself, and the kernel gives the cores to it first.
 

@@ -1,10 +1,18 @@
-//! The BERT encoder (embeddings + transformer layers), inference only, on candle.
+//! The BERT encoder (embeddings + transformer layers), inference only, in plain Rust over
+//! slices: the dense layers on integers ([`Int8Linear`]), attention, normalisation and
+//! activations as loops the compiler vectorises. A question is a few dozen tokens; a tensor
+//! library's per-operation allocations and thread hand-offs cost as much as the arithmetic.
 
-use candle_core::{DType, Module, Tensor};
-use candle_nn::LayerNorm;
+use std::ops::Range;
 
+use half::f16;
+
+use crate::attention::attend;
 use crate::config::BertConfig;
 use crate::error::{Result, invalid};
+use crate::gelu;
+use crate::int8::Int8Linear;
+use crate::layer_norm::LayerNorm;
 use crate::layout;
 use crate::weights::Weights;
 
@@ -14,9 +22,11 @@ use crate::weights::Weights;
 pub const WORD_EMBEDDINGS: &str = "embeddings.word_embeddings.weight";
 
 pub struct Bert {
-    word: Tensor,
-    position: Tensor,
-    token_type: Tensor,
+    word: Vec<f16>,
+    vocab: usize,
+    position: Vec<f32>,
+    positions: usize,
+    token_type: Vec<f32>,
     embed_norm: LayerNorm,
     layers: Vec<Layer>,
     heads: usize,
@@ -25,8 +35,8 @@ pub struct Bert {
 }
 
 struct Layer {
-    /// Query, key and value in one product (`[hidden, 3 × hidden]`): one matrix product
-    /// instead of three, each too small to keep the kernels busy for a query's few tokens.
+    /// Query, key and value in one product (`[hidden, 3 × hidden]`): one pass over the
+    /// tokens instead of three.
     qkv: Linear,
     attn_out: Linear,
     attn_norm: LayerNorm,
@@ -56,11 +66,11 @@ impl Activation {
         }
     }
 
-    fn apply(self, x: &Tensor) -> candle_core::Result<Tensor> {
+    fn apply(self, x: &mut [f32]) {
         match self {
-            Self::GeluErf => crate::gelu::gelu_erf(x),
-            Self::GeluTanh => x.gelu(),
-            Self::Relu => x.relu(),
+            Self::GeluErf => gelu::gelu_erf(x),
+            Self::GeluTanh => gelu::gelu_tanh(x),
+            Self::Relu => gelu::relu(x),
         }
     }
 }
@@ -70,29 +80,49 @@ impl Bert {
         let h = config.hidden_size;
         let eps = config.layer_norm_eps;
         let act = Activation::parse(&config.hidden_act)?;
-        let word = weights.take(WORD_EMBEDDINGS, &[config.vocab_size, h])?;
-        let position = weights.take(
-            "embeddings.position_embeddings.weight",
-            &[config.max_position_embeddings, h],
-        )?;
+        if config.num_attention_heads == 0 || !h.is_multiple_of(config.num_attention_heads) {
+            return Err(invalid(
+                layout::CONFIG,
+                format!(
+                    "hidden_size {h} is not a multiple of num_attention_heads {}",
+                    config.num_attention_heads
+                ),
+            ));
+        }
+        let word = weights
+            .take(WORD_EMBEDDINGS, &[config.vocab_size, h])?
+            .into_f16();
+        let position = weights
+            .take(
+                "embeddings.position_embeddings.weight",
+                &[config.max_position_embeddings, h],
+            )?
+            .into_f32();
         // Sentences are single segments: every token type is 0, so only row 0 is kept.
-        let token_type = weights
+        let mut token_type = weights
             .take(
                 "embeddings.token_type_embeddings.weight",
                 &[config.type_vocab_size, h],
             )?
-            .get(0)?;
+            .into_f32();
+        if config.type_vocab_size == 0 {
+            return Err(invalid(layout::CONFIG, "type_vocab_size is 0"));
+        }
+        token_type.truncate(h);
         let embed_norm = norm(weights, "embeddings.LayerNorm", h, eps)?;
         let mut layers = Vec::with_capacity(config.num_hidden_layers);
         for i in 0..config.num_hidden_layers {
             let p = format!("encoder.layer.{i}");
             let i_size = config.intermediate_size;
             layers.push(Layer {
-                qkv: Linear::side_by_side(&[
-                    linear(weights, &format!("{p}.attention.self.query"), h, h)?,
-                    linear(weights, &format!("{p}.attention.self.key"), h, h)?,
-                    linear(weights, &format!("{p}.attention.self.value"), h, h)?,
-                ])?,
+                qkv: Linear::side_by_side(
+                    &format!("{p}.attention.self"),
+                    vec![
+                        dense(weights, &format!("{p}.attention.self.query"), h, h)?,
+                        dense(weights, &format!("{p}.attention.self.key"), h, h)?,
+                        dense(weights, &format!("{p}.attention.self.value"), h, h)?,
+                    ],
+                )?,
                 attn_out: linear(weights, &format!("{p}.attention.output.dense"), h, h)?,
                 attn_norm: norm(weights, &format!("{p}.attention.output.LayerNorm"), h, eps)?,
                 up: linear(weights, &format!("{p}.intermediate.dense"), h, i_size)?,
@@ -103,7 +133,9 @@ impl Bert {
         }
         Ok(Self {
             word,
+            vocab: config.vocab_size,
             position,
+            positions: config.max_position_embeddings,
             token_type,
             embed_norm,
             layers,
@@ -113,112 +145,127 @@ impl Bert {
         })
     }
 
-    /// Token vectors `[batch, seq, hidden]` for `ids` `[batch, seq]` (u32) with `mask`
-    /// `[batch, seq]` (f32, 1 for tokens, 0 for padding).
-    pub fn forward(&self, ids: &Tensor, mask: &Tensor) -> candle_core::Result<Tensor> {
-        let (batch, seq) = ids.dims2()?;
-        let words = self
-            .word
-            .index_select(&ids.flatten_all()?, 0)?
-            .to_dtype(DType::F32)?
-            .reshape((batch, seq, self.hidden))?;
-        let x = words
-            .broadcast_add(&self.position.narrow(0, 0, seq)?)?
-            .broadcast_add(&self.token_type)?;
-        // Rows of the hidden state stay [batch * seq, hidden] so each Linear is one matmul.
-        let mut x = self
-            .embed_norm
-            .forward(&x)?
-            .reshape((batch * seq, self.hidden))?;
-
-        // Padding gets a large negative score before the softmax, so no token attends to it.
-        let bias = ((mask.to_dtype(DType::F32)? - 1.0)? * 1e4)?.reshape((batch, 1, 1, seq))?;
-        for layer in &self.layers {
-            x = self.layer(layer, &x, &bias, batch, seq)?;
-        }
-        x.reshape((batch, seq, self.hidden))
+    pub fn hidden(&self) -> usize {
+        self.hidden
     }
 
-    fn layer(
-        &self,
-        l: &Layer,
-        x: &Tensor,
-        bias: &Tensor,
-        batch: usize,
-        seq: usize,
-    ) -> candle_core::Result<Tensor> {
-        // [rows, 3 × hidden] → [3, batch, heads, seq, head_dim]: q, k and v, one copy.
-        let qkv = l
-            .qkv
-            .forward(x)?
-            .reshape((batch, seq, 3, self.heads, self.head_dim))?
-            .permute((2, 0, 3, 1, 4))?
-            .contiguous()?;
-        let (q, k, v) = (qkv.get(0)?, qkv.get(1)?, qkv.get(2)?);
-        let scale = 1.0 / (self.head_dim as f64).sqrt();
-        let scores = (q.matmul(&k.t()?)? * scale)?.broadcast_add(bias)?;
-        let probs = candle_nn::ops::softmax_last_dim(&scores)?;
-        let context = probs
-            .matmul(&v)?
-            .transpose(1, 2)?
-            .contiguous()?
-            .reshape((batch * seq, self.hidden))?;
-        let attended = l.attn_norm.forward(&(l.attn_out.forward(&context)? + x)?)?;
-        let up = l.act.apply(&l.up.forward(&attended)?)?;
-        l.out_norm.forward(&(l.down.forward(&up)? + attended)?)
+    /// Token vectors (`hidden` wide, row-major) of every text's tokens, the texts one after
+    /// another, with each text's range of rows. No text may be longer than the model's
+    /// positions or hold an id outside its vocabulary.
+    pub fn forward(&self, texts: &[&[u32]]) -> Result<(Vec<f32>, Vec<Range<usize>>)> {
+        let h = self.hidden;
+        let mut ranges = Vec::with_capacity(texts.len());
+        let mut x = Vec::with_capacity(texts.iter().map(|t| t.len()).sum::<usize>() * h);
+        for ids in texts {
+            if ids.len() > self.positions {
+                return Err(invalid(
+                    layout::CONFIG,
+                    format!("{} tokens for {} positions", ids.len(), self.positions),
+                ));
+            }
+            let first = x.len() / h;
+            for (pos, &id) in ids.iter().enumerate() {
+                let id = id as usize;
+                if id >= self.vocab {
+                    return Err(invalid(
+                        layout::TOKENIZER,
+                        format!("token id {id} outside a vocabulary of {}", self.vocab),
+                    ));
+                }
+                let word = &self.word[id * h..(id + 1) * h];
+                let position = &self.position[pos * h..(pos + 1) * h];
+                x.extend(
+                    word.iter()
+                        .zip(position)
+                        .zip(&self.token_type)
+                        .map(|((w, p), t)| w.to_f32() + p + t),
+                );
+            }
+            ranges.push(first..first + ids.len());
+        }
+        self.embed_norm.apply(&mut x);
+        for layer in &self.layers {
+            x = self.layer(layer, &x, &ranges)?;
+        }
+        Ok((x, ranges))
+    }
+
+    fn layer(&self, l: &Layer, x: &[f32], texts: &[Range<usize>]) -> Result<Vec<f32>> {
+        let qkv = l.qkv.forward(x)?;
+        let context = attend(&qkv, texts, self.heads, self.head_dim);
+        let mut attended = l.attn_out.forward(&context)?;
+        add(&mut attended, x);
+        l.attn_norm.apply(&mut attended);
+        let mut up = l.up.forward(&attended)?;
+        l.act.apply(&mut up);
+        let mut out = l.down.forward(&up)?;
+        add(&mut out, &attended);
+        l.out_norm.apply(&mut out);
+        Ok(out)
     }
 }
 
-/// A dense layer whose weight is stored transposed (`[in, out]`, contiguous): gemm then
-/// reads it row-major instead of repacking a transposed view on every call, which for
-/// the few-token inputs of a query cost more than the multiplication itself.
+/// `x += residual`, element by element.
+fn add(x: &mut [f32], residual: &[f32]) {
+    for (a, b) in x.iter_mut().zip(residual) {
+        *a += b;
+    }
+}
+
+/// A dense layer on 8-bit integers ([`Int8Linear`]): a question's few tokens pass through
+/// every weight of the encoder, and in 8 bits those are a quarter of the memory to read and
+/// several times fewer instructions to multiply.
 struct Linear {
-    weight_t: Tensor,
+    layer: Int8Linear,
+    inputs: usize,
+}
+
+/// An f32 layer before quantization: weight `[outputs, inputs]` row-major, and its bias.
+struct Dense {
+    weight: Vec<f32>,
     bias: Vec<f32>,
+    inputs: usize,
 }
 
 impl Linear {
-    /// One layer computing `parts`' outputs side by side, in order.
-    fn side_by_side(parts: &[Linear]) -> candle_core::Result<Self> {
-        let weights: Vec<&Tensor> = parts.iter().map(|p| &p.weight_t).collect();
-        Ok(Linear {
-            weight_t: Tensor::cat(&weights, 1)?.contiguous()?,
-            bias: parts.iter().flat_map(|p| p.bias.iter().copied()).collect(),
-        })
+    /// One layer computing `parts`' outputs side by side, in order: for a query's few tokens
+    /// one product over all of them keeps the kernels busier than three.
+    fn side_by_side(name: &str, parts: Vec<Dense>) -> Result<Self> {
+        let inputs = parts.first().map_or(0, |p| p.inputs);
+        let (mut weight, mut bias) = (Vec::new(), Vec::new());
+        for part in parts {
+            weight.extend(part.weight);
+            bias.extend(part.bias);
+        }
+        let outputs = bias.len();
+        let layer = Int8Linear::new(&weight, outputs, inputs, bias)
+            .ok_or_else(|| invalid(layout::WEIGHTS, format!("{name}: a weight is not finite")))?;
+        Ok(Self { layer, inputs })
     }
 
-    fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
-        add_bias(&x.matmul(&self.weight_t)?, &self.bias)
+    /// `x` `[rows, inputs]` to `[rows, outputs]`, row-major.
+    fn forward(&self, x: &[f32]) -> Result<Vec<f32>> {
+        self.layer.forward(x, self.inputs).ok_or_else(|| {
+            invalid(
+                layout::WEIGHTS,
+                format!("{} values for a layer of {} inputs", x.len(), self.inputs),
+            )
+        })
     }
 }
 
-/// `y + bias` on every row of `y` (`[rows, bias.len()]`). candle's `broadcast_add` walks an
-/// index per element, which was a tenth of embedding a question; a pass over the rows is
-/// plain arithmetic the compiler vectorises.
-fn add_bias(y: &Tensor, bias: &[f32]) -> candle_core::Result<Tensor> {
-    let outputs = y.dims().last().copied().unwrap_or(0);
-    if bias.len() != outputs || outputs == 0 {
-        return Err(candle_core::Error::Msg(format!(
-            "a bias of {} values for {outputs} outputs",
-            bias.len()
-        )));
-    }
-    let mut v = y.flatten_all()?.to_vec1::<f32>()?;
-    for row in v.chunks_exact_mut(bias.len()) {
-        for (e, b) in row.iter_mut().zip(bias) {
-            *e += b;
-        }
-    }
-    Tensor::from_vec(v, y.shape(), y.device())
+fn dense(w: &mut Weights, prefix: &str, input: usize, output: usize) -> Result<Dense> {
+    let weight = w.take(&format!("{prefix}.weight"), &[output, input])?;
+    let bias = w.take(&format!("{prefix}.bias"), &[output])?;
+    Ok(Dense {
+        weight: weight.into_f32(),
+        bias: bias.into_f32(),
+        inputs: input,
+    })
 }
 
 fn linear(w: &mut Weights, prefix: &str, input: usize, output: usize) -> Result<Linear> {
-    let weight = w.take(&format!("{prefix}.weight"), &[output, input])?;
-    let bias = w.take(&format!("{prefix}.bias"), &[output])?;
-    Ok(Linear {
-        weight_t: weight.t()?.contiguous()?,
-        bias: bias.to_dtype(DType::F32)?.to_vec1()?,
-    })
+    Linear::side_by_side(prefix, vec![dense(w, prefix, input, output)?])
 }
 
 fn norm(w: &mut Weights, prefix: &str, size: usize, eps: f64) -> Result<LayerNorm> {
@@ -228,68 +275,70 @@ fn norm(w: &mut Weights, prefix: &str, size: usize, eps: f64) -> Result<LayerNor
     } else {
         ("weight", "bias")
     };
-    let weight = w.take(&format!("{prefix}.{weight}"), &[size])?;
-    let bias = w.take(&format!("{prefix}.{bias}"), &[size])?;
-    Ok(LayerNorm::new(weight, bias, eps))
+    let weight = w.take(&format!("{prefix}.{weight}"), &[size])?.into_f32();
+    let bias = w.take(&format!("{prefix}.{bias}"), &[size])?.into_f32();
+    LayerNorm::new(weight, bias, eps)
 }
 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
 
-    use candle_core::Device;
-
     use super::*;
 
     #[test]
-    fn the_bias_is_added_to_every_row_as_a_broadcast_add_does() {
-        let y = Tensor::from_vec(
-            (0..12).map(|i| i as f32 * 0.5).collect(),
-            (4, 3),
-            &Device::Cpu,
-        )
-        .unwrap();
-        let bias = [1.0_f32, -2.0, 0.25];
-        let want = y
-            .broadcast_add(&Tensor::new(&bias, &Device::Cpu).unwrap())
+    fn layers_side_by_side_give_each_layer_s_outputs_in_order() {
+        let part = |seed: f32, outputs: usize| Dense {
+            weight: (0..3 * outputs).map(|i| (i as f32 * seed).sin()).collect(),
+            bias: (0..outputs).map(|i| seed + i as f32).collect(),
+            inputs: 3,
+        };
+        let parts = || vec![part(0.7, 2), part(1.3, 4), part(-0.4, 1)];
+        let x = [0.5_f32, -1.0, 2.0, 1.5, 0.0, -0.25];
+        let fused = Linear::side_by_side("fused", parts())
+            .unwrap()
+            .forward(&x)
             .unwrap();
-        let got = add_bias(&y, &bias).unwrap();
-        assert_eq!(got.dims(), [4, 3]);
-        assert_eq!(
-            got.to_vec2::<f32>().unwrap(),
-            want.to_vec2::<f32>().unwrap()
-        );
+        let separate: Vec<Vec<f32>> = parts()
+            .into_iter()
+            .map(|p| {
+                Linear::side_by_side("one", vec![p])
+                    .unwrap()
+                    .forward(&x)
+                    .unwrap()
+            })
+            .collect();
+        assert_eq!(fused.len(), 2 * 7);
+        for (row, fused) in fused.chunks(7).enumerate() {
+            let want: Vec<f32> = separate
+                .iter()
+                .flat_map(|s| {
+                    let width = s.len() / 2;
+                    s[row * width..(row + 1) * width].to_vec()
+                })
+                .collect();
+            assert_eq!(fused, want.as_slice(), "row {row}");
+        }
         assert!(
-            add_bias(&y, &[1.0, 2.0]).is_err(),
-            "a bias of another length"
+            Linear::side_by_side("one", vec![part(0.7, 2)])
+                .unwrap()
+                .forward(&[1.0; 4])
+                .is_err(),
+            "rows of another width"
         );
     }
 
     #[test]
-    fn layers_side_by_side_give_each_layer_s_outputs_in_order() {
-        let dense = |seed: f32, outputs: usize| Linear {
-            weight_t: Tensor::from_vec(
-                (0..3 * outputs).map(|i| (i as f32 * seed).sin()).collect(),
-                (3, outputs),
-                &Device::Cpu,
-            )
-            .unwrap(),
-            bias: (0..outputs).map(|i| seed + i as f32).collect(),
+    fn a_weight_that_is_not_finite_is_a_clear_error() {
+        let bad = Dense {
+            weight: vec![1.0, f32::INFINITY],
+            bias: vec![0.0],
+            inputs: 2,
         };
-        let parts = [dense(0.7, 2), dense(1.3, 4), dense(-0.4, 1)];
-        let x = Tensor::from_vec(
-            vec![0.5_f32, -1.0, 2.0, 1.5, 0.0, -0.25],
-            (2, 3),
-            &Device::Cpu,
-        )
-        .unwrap();
-        let fused = Linear::side_by_side(&parts).unwrap().forward(&x).unwrap();
-        let separate: Vec<Tensor> = parts.iter().map(|p| p.forward(&x).unwrap()).collect();
-        let want = Tensor::cat(&separate, 1).unwrap();
-        assert_eq!(fused.dims(), [2, 7]);
-        assert_eq!(
-            fused.to_vec2::<f32>().unwrap(),
-            want.to_vec2::<f32>().unwrap()
-        );
+        let err = Linear::side_by_side("encoder.layer.3.output.dense", vec![bad])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("encoder.layer.3.output.dense"), "{err}");
     }
 }

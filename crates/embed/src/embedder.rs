@@ -2,7 +2,6 @@
 
 use std::path::Path;
 
-use candle_core::Tensor;
 use sha2::{Digest, Sha256};
 
 use crate::background;
@@ -104,8 +103,15 @@ impl Embedder {
     /// One L2-normalised vector per text, in order. Texts longer than
     /// [`max_tokens`](Self::max_tokens) are cut.
     pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        // On a worker of the current pool (the global one unless called from another): a
+        // dense layer split in two then keeps one half on this thread, where from a thread
+        // outside the pool each split was a hand-off of both halves and a wait.
+        rayon::scope(|_| self.embed_here(texts))
+    }
+
+    fn embed_here(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         let ids = self.tokenizer.encode(texts)?;
-        // Similar lengths batched together waste little on padding.
+        // Texts of similar lengths together: their attention matrices are alike in size.
         let mut order: Vec<usize> = (0..ids.len()).collect();
         order.sort_by_key(|&i| ids[i].len());
         let mut out = vec![Vec::new(); ids.len()];
@@ -157,10 +163,18 @@ impl Embedder {
     }
 
     fn run(&self, rows: &[&[u32]]) -> Result<Vec<Vec<f32>>> {
-        let (ids, mask) = self.tokenizer.batch(rows)?;
-        let tokens = self.bert.forward(&ids, &mask)?;
-        let pooled: Tensor = pool::pool(&tokens, &mask, self.pooling)?;
-        Ok(pooled.to_vec2::<f32>()?)
+        let (tokens, texts) = self.bert.forward(rows)?;
+        let hidden = self.bert.hidden();
+        Ok(texts
+            .into_iter()
+            .map(|t| {
+                pool::pool(
+                    &tokens[t.start * hidden..t.end * hidden],
+                    hidden,
+                    self.pooling,
+                )
+            })
+            .collect())
     }
 }
 

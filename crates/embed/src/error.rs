@@ -20,8 +20,6 @@ pub enum EmbedError {
     InvalidName(String),
     #[error("tokenizing failed: {0}")]
     Tokenize(String),
-    #[error("the encoder failed: {0}")]
-    Compute(#[from] candle_core::Error),
     #[error("downloading {file} from {url} failed: {reason}; nothing was installed")]
     Download {
         file: String,

@@ -1,6 +1,6 @@
-//! Local sentence embeddings: a BERT sentence-transformers model run on the CPU with candle,
-//! the store its files live in, their import from a folder or zip, and the download of the
-//! default model with pinned checksums.
+//! Local sentence embeddings: a BERT sentence-transformers model run on the CPU in plain Rust
+//! (its dense layers on integer SIMD kernels, `int8`), the store its files live in, their
+//! import from a folder or zip, and the download of the default model with pinned checksums.
 //!
 //! ```no_run
 //! # fn main() -> Result<(), metaclaw_embed::EmbedError> {
@@ -12,6 +12,7 @@
 //! # }
 //! ```
 
+mod attention;
 mod background;
 mod bert;
 mod checksum;
@@ -21,6 +22,8 @@ mod embedder;
 mod error;
 mod gelu;
 mod import;
+mod int8;
+mod layer_norm;
 mod layout;
 mod manifest;
 mod pool;

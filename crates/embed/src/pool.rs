@@ -1,19 +1,25 @@
 //! Token vectors to one unit-length sentence vector.
 
-use candle_core::{DType, Tensor};
-
 use crate::config::Pooling;
 
-/// `[batch, seq, hidden]` token vectors and their `[batch, seq]` mask to `[batch, hidden]`.
-pub fn pool(tokens: &Tensor, mask: &Tensor, pooling: Pooling) -> candle_core::Result<Tensor> {
+/// One text's token vectors (`rows × hidden`, row-major) to its sentence vector.
+pub fn pool(tokens: &[f32], hidden: usize, pooling: Pooling) -> Vec<f32> {
+    let rows = tokens.chunks_exact(hidden);
     match pooling {
-        Pooling::Cls => tokens.narrow(1, 0, 1)?.squeeze(1),
+        Pooling::Cls => tokens
+            .get(..hidden)
+            .map(<[f32]>::to_vec)
+            .unwrap_or_else(|| vec![0.0; hidden]),
         Pooling::Mean => {
-            let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
-            let summed = tokens.broadcast_mul(&mask)?.sum(1)?;
-            // At least the special tokens are there; the clamp only guards an empty mask.
-            let counts = mask.sum(1)?.clamp(1e-9, f64::MAX)?;
-            summed.broadcast_div(&counts)
+            let n = rows.len().max(1) as f32;
+            let mut sum = vec![0.0_f32; hidden];
+            for row in rows {
+                for (s, v) in sum.iter_mut().zip(row) {
+                    *s += v;
+                }
+            }
+            sum.iter_mut().for_each(|s| *s /= n);
+            sum
         }
     }
 }
@@ -23,4 +29,21 @@ pub fn normalize(mut v: Vec<f32>) -> Vec<f32> {
     let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
     v.iter_mut().for_each(|x| *x /= norm);
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mean_averages_the_tokens_and_cls_takes_the_first() {
+        let tokens = [1.0, 2.0, 3.0, 6.0];
+        assert_eq!(pool(&tokens, 2, Pooling::Mean), [2.0, 4.0]);
+        assert_eq!(pool(&tokens, 2, Pooling::Cls), [1.0, 2.0]);
+        assert_eq!(pool(&[], 2, Pooling::Mean), [0.0, 0.0], "no tokens");
+        assert_eq!(pool(&[], 2, Pooling::Cls), [0.0, 0.0], "no tokens");
+        let unit = normalize(vec![3.0, 4.0]);
+        assert!((unit[0] - 0.6).abs() < 1e-6 && (unit[1] - 0.8).abs() < 1e-6);
+        assert_eq!(normalize(vec![0.0, 0.0]), [0.0, 0.0]);
+    }
 }

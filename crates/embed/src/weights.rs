@@ -10,7 +10,7 @@ use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 
-use candle_core::{DType, Device, Tensor, WithDType};
+use half::{bf16, f16};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
@@ -26,9 +26,36 @@ struct Entry {
     data_offsets: [u64; 2],
 }
 
-/// The tensors by name, floats as stored except those `narrow` picks, which become f16.
+/// The tensors by name, as f32 except those `narrow` picks, which become f16.
 pub struct Weights {
-    tensors: HashMap<String, Tensor>,
+    tensors: HashMap<String, Array>,
+}
+
+/// One tensor: its shape and its values, row-major.
+pub struct Array {
+    shape: Vec<usize>,
+    values: Values,
+}
+
+enum Values {
+    F32(Vec<f32>),
+    F16(Vec<f16>),
+}
+
+impl Array {
+    pub fn into_f32(self) -> Vec<f32> {
+        match self.values {
+            Values::F32(v) => v,
+            Values::F16(v) => v.iter().map(|x| x.to_f32()).collect(),
+        }
+    }
+
+    pub fn into_f16(self) -> Vec<f16> {
+        match self.values {
+            Values::F32(v) => v.iter().map(|x| f16::from_f32(*x)).collect(),
+            Values::F16(v) => v,
+        }
+    }
 }
 
 impl Weights {
@@ -108,19 +135,18 @@ impl Weights {
                 chunk: &mut chunk,
                 left: to_usize(stop - start, path)?,
             };
-            let Some(source) = float_dtype(&entry.dtype) else {
+            let Some(source) = Float::parse(&entry.dtype) else {
                 // Integer buffers such as position_ids are not weights, but they are hashed.
                 while reader.next().map_err(|_| truncated(path))?.is_some() {}
                 continue;
             };
-            let tensor = if narrow(&name) {
-                let values = reader.decode::<half::f16>(source, path)?;
-                Tensor::from_vec(values, entry.shape, &Device::Cpu)?
+            let values = if narrow(&name) {
+                Values::F16(reader.decode(source, path, f16::from_f32)?)
             } else {
-                let values = reader.decode::<f32>(source, path)?;
-                Tensor::from_vec(values, entry.shape, &Device::Cpu)?
+                Values::F32(reader.decode(source, path, |x| x)?)
             };
-            tensors.insert(name, tensor);
+            let shape = entry.shape;
+            tensors.insert(name, Array { shape, values });
         }
         Ok(Self { tensors })
     }
@@ -131,7 +157,7 @@ impl Weights {
 
     /// Takes a tensor out by its BERT name, with or without the `bert.` prefix that
     /// `BertForXxx` checkpoints add, checking its shape.
-    pub fn take(&mut self, name: &str, shape: &[usize]) -> Result<Tensor> {
+    pub fn take(&mut self, name: &str, shape: &[usize]) -> Result<Array> {
         let tensor = match self.tensors.remove(name) {
             Some(t) => t,
             None => self
@@ -141,12 +167,12 @@ impl Weights {
                     invalid(crate::layout::WEIGHTS, format!("tensor {name} is missing"))
                 })?,
         };
-        if tensor.dims() != shape {
+        if tensor.shape != shape {
             return Err(invalid(
                 crate::layout::WEIGHTS,
                 format!(
                     "tensor {name} has shape {:?}, config.json implies {shape:?}",
-                    tensor.dims()
+                    tensor.shape
                 ),
             ));
         }
@@ -169,13 +195,43 @@ fn dtype_size(dtype: &str) -> Option<usize> {
 const CHUNK: usize = 1 << 20;
 
 /// A float format stored in the file.
-fn float_dtype(dtype: &str) -> Option<DType> {
-    match dtype {
-        "F64" => Some(DType::F64),
-        "F32" => Some(DType::F32),
-        "F16" => Some(DType::F16),
-        "BF16" => Some(DType::BF16),
-        _ => None,
+#[derive(Clone, Copy)]
+enum Float {
+    F64,
+    F32,
+    F16,
+    Bf16,
+}
+
+impl Float {
+    fn parse(dtype: &str) -> Option<Self> {
+        match dtype {
+            "F64" => Some(Self::F64),
+            "F32" => Some(Self::F32),
+            "F16" => Some(Self::F16),
+            "BF16" => Some(Self::Bf16),
+            _ => None,
+        }
+    }
+
+    fn size(self) -> usize {
+        match self {
+            Self::F64 => 8,
+            Self::F32 => 4,
+            Self::F16 | Self::Bf16 => 2,
+        }
+    }
+
+    /// One little-endian value of this format, `bytes` exactly its size.
+    fn read(self, bytes: &[u8]) -> f32 {
+        let mut b = [0_u8; 8];
+        b[..bytes.len()].copy_from_slice(bytes);
+        match self {
+            Self::F64 => f64::from_le_bytes(b) as f32,
+            Self::F32 => f32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+            Self::F16 => f16::from_le_bytes([b[0], b[1]]).to_f32(),
+            Self::Bf16 => bf16::from_le_bytes([b[0], b[1]]).to_f32(),
+        }
     }
 }
 
@@ -200,15 +256,13 @@ impl Chunks<'_> {
         Ok(Some(bytes))
     }
 
-    /// The values converted to `T`, a chunk at a time (candle converts: this crate's own
-    /// loops run unoptimised in debug builds).
-    fn decode<T: WithDType>(mut self, source: DType, path: &Path) -> Result<Vec<T>> {
-        let size = source.size_in_bytes();
+    /// The values, each read as f32 and stored through `into`, a chunk at a time.
+    fn decode<T>(mut self, source: Float, path: &Path, into: impl Fn(f32) -> T) -> Result<Vec<T>> {
+        let size = source.size();
         let mut values = Vec::with_capacity(self.left / size);
         // CHUNK is a multiple of every element size, so no element straddles two chunks.
         while let Some(bytes) = self.next().map_err(|_| truncated(path))? {
-            let part = Tensor::from_raw_buffer(bytes, source, &[bytes.len() / size], &Device::Cpu)?;
-            values.extend_from_slice(&part.to_dtype(T::DTYPE)?.to_vec1::<T>()?);
+            values.extend(bytes.chunks_exact(size).map(|b| into(source.read(b))));
         }
         Ok(values)
     }
@@ -253,10 +307,27 @@ mod tests {
         let mut w = read(&safetensors(HEADER, &data)).unwrap();
         assert!(w.contains("a") && !w.contains("b"));
         let a = w.take("a", &[2]).unwrap();
-        assert_eq!(a.to_vec1::<f32>().unwrap(), [1.0, 2.0]);
+        assert_eq!(a.into_f32(), [1.0, 2.0]);
         let half = w.take("half", &[1]).unwrap();
-        assert_eq!(half.dtype(), DType::F16);
+        assert!(matches!(half.values, Values::F16(_)));
+        assert_eq!(half.into_f16(), [f16::from_f32(0.5)]);
         assert!(w.take("a", &[2]).is_err(), "taken twice");
+    }
+
+    #[test]
+    fn every_float_format_reads_as_its_value() {
+        let mut data = Vec::new();
+        data.extend(1.5f64.to_le_bytes());
+        data.extend((-2.25f32).to_le_bytes());
+        data.extend(f16::from_f32(0.5).to_le_bytes());
+        data.extend(bf16::from_f32(-3.0).to_le_bytes());
+        data.extend(7_i32.to_le_bytes());
+        let header = r#"{"d":{"dtype":"F64","shape":[1],"data_offsets":[0,8]},"f":{"dtype":"F32","shape":[1],"data_offsets":[8,12]},"h":{"dtype":"F16","shape":[1],"data_offsets":[12,14]},"b":{"dtype":"BF16","shape":[1],"data_offsets":[14,16]},"ids":{"dtype":"I32","shape":[1],"data_offsets":[16,20]}}"#;
+        let mut w = read(&safetensors(header, &data)).unwrap();
+        for (name, want) in [("d", 1.5), ("f", -2.25), ("h", 0.5), ("b", -3.0)] {
+            assert_eq!(w.take(name, &[1]).unwrap().into_f32(), [want], "{name}");
+        }
+        assert!(!w.contains("ids"), "integer buffers are not weights");
     }
 
     #[test]

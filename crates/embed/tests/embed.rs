@@ -23,9 +23,13 @@ const REFERENCE: [(&str, [f32; 5]); 4] = [
     ("hello", [-0.062772, 0.054959, 0.052165, 0.08579, -0.082749]),
 ];
 
-/// Measured: within 3e-5 of the reference in every component, with the word-embedding
-/// table in f16; the margin leaves room for other CPUs' float rounding.
-const TOLERANCE: f32 = 2e-4;
+/// The dense layers run on 8-bit weights (`src/int8`): measured within 0.0035 of the
+/// reference in every component checked here (3e-5 in f32), whose cosines are the test below.
+const TOLERANCE: f32 = 0.006;
+
+/// Cosine of each vector with the same model's f32 vector: measured 0.9985 at worst over 216
+/// texts of 3–40 words, 0.9996 in the median.
+const F32_COSINE: f32 = 0.998;
 
 #[test]
 fn vectors_have_the_model_dimension_and_unit_length() {
@@ -58,6 +62,31 @@ fn the_forward_pass_matches_sentence_transformers() {
                 "{text:?}[{i}]: {got} vs reference {want}"
             );
         }
+    }
+}
+
+#[test]
+fn vectors_stay_within_a_cosine_of_0_998_of_the_f32_encoder() {
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/f32_vectors.json");
+    let data: serde_json::Value = serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap();
+    let model = model();
+    let vectors = data["vectors"].as_array().unwrap();
+    assert_eq!(vectors.len(), 5);
+    for item in vectors {
+        let text = item["text"].as_str().unwrap();
+        let want: Vec<f32> = item["vector"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap() as f32)
+            .collect();
+        let got = model.embed_one(text).unwrap();
+        let c = cosine(&got, &want);
+        assert!(
+            c >= F32_COSINE,
+            "{:?}: cosine {c}",
+            &text[..text.len().min(30)]
+        );
     }
 }
 

@@ -1,0 +1,24 @@
+//! The integer sums in plain Rust: the reference the SIMD kernels are tested against, and
+//! what runs on CPUs without them.
+
+use super::{BLOCK, GROUP, Rows};
+
+/// For each block of `weights` (`groups` groups of 16 × 2 codes) and each row of `rows`,
+/// the 16 exact dot products, into `sums` (`[block][row][16]`).
+pub fn sums(weights: &[i8], groups: usize, rows: &Rows, sums: &mut [i32]) {
+    let block_len = groups * BLOCK * GROUP;
+    let n_rows = rows.len();
+    for (b, block) in weights.chunks_exact(block_len).enumerate() {
+        for (r, x) in rows.pairs.chunks_exact(groups).enumerate() {
+            let out = &mut sums[(b * n_rows + r) * BLOCK..][..BLOCK];
+            out.fill(0);
+            for (step, &pair) in block.chunks_exact(BLOCK * GROUP).zip(x) {
+                // The pair's low half is the first input's code, the high half the second's.
+                let (lo, hi) = (i32::from(pair as i16), pair >> 16);
+                for (o, w) in out.iter_mut().zip(step.chunks_exact(GROUP)) {
+                    *o += i32::from(w[0]) * lo + i32::from(w[1]) * hi;
+                }
+            }
+        }
+    }
+}
