@@ -104,6 +104,10 @@ fn bad_shapes_and_values_are_refused_or_kept_to_their_row() {
         "{y:?}"
     );
     assert!(y[2].is_nan() && y[3].is_nan(), "{y:?}");
+    assert!(
+        layer.forward(&[], 3).unwrap().is_empty(),
+        "no rows, no outputs"
+    );
     let zero = layer.forward(&[0.0; 3], 3).unwrap();
     assert_eq!(zero, [0.0, 1.0], "a zero row gives the bias");
 }
