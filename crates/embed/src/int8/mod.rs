@@ -98,15 +98,9 @@ impl Kernel {
 /// Tokens quantized for one layer: row by row, the codes of each pair of inputs as one `i32`
 /// (the first in the low half, as the kernels broadcast it), each row `width / 2` long, and
 /// each row's factor back to f32.
-pub(crate) struct Rows {
-    pub pairs: Vec<i32>,
-    pub scales: Vec<f32>,
-}
-
-impl Rows {
-    pub fn len(&self) -> usize {
-        self.scales.len()
-    }
+struct Rows {
+    pairs: Vec<i32>,
+    scales: Vec<f32>,
 }
 
 impl Int8Linear {
@@ -160,64 +154,59 @@ impl Int8Linear {
             return None;
         }
         let rows = quantize_rows(x, inputs, self.width);
-        let n_rows = rows.len();
+        let n_rows = rows.scales.len();
         if n_rows == 0 {
             return Some(Vec::new());
         }
-        let blocks = self.bias.len() / BLOCK;
-        // Output as [block][row][16]: each block's part is contiguous, so blocks can be
-        // shared out among threads; reordered into rows at the end.
-        let mut by_block = vec![0.0_f32; blocks * n_rows * BLOCK];
-        let work = n_rows * self.width * blocks * BLOCK;
-        let threads = rayon::current_num_threads().clamp(1, blocks);
+        let mut y = vec![0.0_f32; n_rows * self.outputs];
+        let work = n_rows * self.width * self.bias.len();
+        let threads = rayon::current_num_threads().clamp(1, n_rows);
         if work < PARALLEL_MIN || threads == 1 {
             // On the caller's thread: handing a question's layer to the pool (and waiting
             // for it) costs more than the layer.
-            self.blocks(kernel, &rows, 0..blocks, &mut by_block);
+            self.rows_into(kernel, &rows.pairs, &rows.scales, &mut y);
         } else {
-            let per_task = blocks.div_ceil(threads);
-            by_block
-                .par_chunks_mut(per_task * n_rows * BLOCK)
-                .enumerate()
-                .for_each(|(task, out)| {
-                    let first = task * per_task;
-                    let count = out.len() / (n_rows * BLOCK);
-                    self.blocks(kernel, &rows, first..first + count, out);
-                });
-        }
-        let mut y = vec![0.0_f32; n_rows * self.outputs];
-        for (row, out) in y.chunks_exact_mut(self.outputs).enumerate() {
-            for (block, part) in out.chunks_mut(BLOCK).enumerate() {
-                let at = (block * n_rows + row) * BLOCK;
-                part.copy_from_slice(&by_block[at..at + part.len()]);
-            }
+            // Rows are shared out, so each thread writes a contiguous part of the result and
+            // nothing larger than a block's sums is held beside it.
+            let per_task = n_rows.div_ceil(threads);
+            let groups = self.width / GROUP;
+            y.par_chunks_mut(per_task * self.outputs)
+                .zip(rows.pairs.par_chunks(per_task * groups))
+                .zip(rows.scales.par_chunks(per_task))
+                .for_each(|((y, pairs), scales)| self.rows_into(kernel, pairs, scales, y));
         }
         Some(y)
     }
 
-    /// Output blocks `blocks` for every row, into `out` (`[block][row][16]`).
-    fn blocks(&self, kernel: Kernel, rows: &Rows, blocks: std::ops::Range<usize>, out: &mut [f32]) {
+    /// The outputs of the rows whose codes are `pairs` and factors `scales`, into `y`
+    /// (`rows × outputs`), one block of 16 outputs at a time.
+    fn rows_into(&self, kernel: Kernel, pairs: &[i32], scales: &[f32], y: &mut [f32]) {
         let groups = self.width / GROUP;
-        let weights = &self.packed
-            [blocks.start * groups * BLOCK * GROUP..blocks.end * groups * BLOCK * GROUP];
-        let sums = &mut vec![0_i32; out.len()];
-        match kernel {
-            #[cfg(target_arch = "x86_64")]
-            Kernel::Vnni if x86::has_vnni() => x86::vnni(weights, groups, rows, sums),
-            #[cfg(target_arch = "x86_64")]
-            Kernel::Avx2 if x86::has_avx2() => x86::avx2(weights, groups, rows, sums),
-            _ => portable::sums(weights, groups, rows, sums),
-        }
-        let n_rows = rows.len();
-        for (b, block) in blocks.enumerate() {
-            let at = block * BLOCK;
-            let scales = &self.scales[at..at + BLOCK];
-            let bias = &self.bias[at..at + BLOCK];
-            for (row, row_scale) in rows.scales.iter().enumerate() {
-                let start = (b * n_rows + row) * BLOCK;
-                let (sums, out) = (&sums[start..start + BLOCK], &mut out[start..start + BLOCK]);
-                for i in 0..BLOCK {
-                    out[i] = sums[i] as f32 * (row_scale * scales[i]) + bias[i];
+        let mut sums = vec![0_i32; scales.len() * BLOCK];
+        let block_len = groups * BLOCK * GROUP;
+        for (b, weights) in self.packed.chunks_exact(block_len).enumerate() {
+            match kernel {
+                #[cfg(target_arch = "x86_64")]
+                Kernel::Vnni => x86::vnni(weights, groups, pairs, &mut sums),
+                #[cfg(target_arch = "x86_64")]
+                Kernel::Avx2 => x86::avx2(weights, groups, pairs, &mut sums),
+                _ => portable::sums(weights, groups, pairs, &mut sums),
+            }
+            let at = b * BLOCK;
+            let width = BLOCK.min(self.outputs - at);
+            let (out_scales, bias) = (&self.scales[at..at + width], &self.bias[at..at + width]);
+            for ((row, sums), row_scale) in y
+                .chunks_exact_mut(self.outputs)
+                .zip(sums.chunks_exact(BLOCK))
+                .zip(scales)
+            {
+                for (((o, s), scale), bias) in row[at..at + width]
+                    .iter_mut()
+                    .zip(sums)
+                    .zip(out_scales)
+                    .zip(bias)
+                {
+                    *o = *s as f32 * (row_scale * scale) + bias;
                 }
             }
         }

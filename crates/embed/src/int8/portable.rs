@@ -1,15 +1,16 @@
 //! The integer sums in plain Rust: the reference the SIMD kernels are tested against, and
 //! what runs on CPUs without them.
 
-use super::{BLOCK, GROUP, Rows};
+use super::{BLOCK, GROUP};
 
-/// For each block of `weights` (`groups` groups of 16 × 2 codes) and each row of `rows`,
-/// the 16 exact dot products, into `sums` (`[block][row][16]`).
-pub fn sums(weights: &[i8], groups: usize, rows: &Rows, sums: &mut [i32]) {
+/// For each block of `weights` (`groups` groups of 16 × 2 codes) and each row of `pairs`
+/// (`groups` pairs of activation codes), the 16 exact dot products, into `sums`
+/// (`[block][row][16]`).
+pub fn sums(weights: &[i8], groups: usize, pairs: &[i32], sums: &mut [i32]) {
     let block_len = groups * BLOCK * GROUP;
-    let n_rows = rows.len();
+    let n_rows = pairs.len() / groups;
     for (b, block) in weights.chunks_exact(block_len).enumerate() {
-        for (r, x) in rows.pairs.chunks_exact(groups).enumerate() {
+        for (r, x) in pairs.chunks_exact(groups).enumerate() {
             let out = &mut sums[(b * n_rows + r) * BLOCK..][..BLOCK];
             out.fill(0);
             for (step, &pair) in block.chunks_exact(BLOCK * GROUP).zip(x) {

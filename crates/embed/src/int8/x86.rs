@@ -7,7 +7,7 @@
 
 use std::arch::x86_64::*;
 
-use super::{BLOCK, GROUP, Rows};
+use super::{BLOCK, GROUP};
 
 /// Rows computed together: each group's weights are loaded and widened once for four tokens.
 const ROWS: usize = 4;
@@ -25,20 +25,20 @@ pub fn has_avx2() -> bool {
 }
 
 /// As [`super::portable::sums`].
-pub fn vnni(weights: &[i8], groups: usize, rows: &Rows, sums: &mut [i32]) {
+pub fn vnni(weights: &[i8], groups: usize, pairs: &[i32], sums: &mut [i32]) {
     if !has_vnni() {
-        return super::portable::sums(weights, groups, rows, sums);
+        return super::portable::sums(weights, groups, pairs, sums);
     }
     // SAFETY: the CPU has AVX-512F, AVX-512BW and AVX-512 VNNI (checked above).
-    unsafe { vnni_kernel(weights, groups, rows, sums) }
+    unsafe { vnni_kernel(weights, groups, pairs, sums) }
 }
 
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
-fn vnni_kernel(weights: &[i8], groups: usize, rows: &Rows, sums: &mut [i32]) {
-    let n_rows = rows.len();
+fn vnni_kernel(weights: &[i8], groups: usize, pairs: &[i32], sums: &mut [i32]) {
+    let n_rows = pairs.len() / groups;
     for (b, block) in weights.chunks_exact(groups * STEP).enumerate() {
         let out = &mut sums[b * n_rows * BLOCK..][..n_rows * BLOCK];
-        let mut tiles = rows.pairs.chunks_exact(ROWS * groups);
+        let mut tiles = pairs.chunks_exact(ROWS * groups);
         let mut outs = out.chunks_exact_mut(ROWS * BLOCK);
         for (x, out) in (&mut tiles).zip(&mut outs) {
             let (x01, x23) = x.split_at(2 * groups);
@@ -89,20 +89,20 @@ fn store_512(out: &mut [i32], v: __m512i) {
 }
 
 /// As [`super::portable::sums`].
-pub fn avx2(weights: &[i8], groups: usize, rows: &Rows, sums: &mut [i32]) {
+pub fn avx2(weights: &[i8], groups: usize, pairs: &[i32], sums: &mut [i32]) {
     if !has_avx2() {
-        return super::portable::sums(weights, groups, rows, sums);
+        return super::portable::sums(weights, groups, pairs, sums);
     }
     // SAFETY: the CPU has AVX2 (checked above).
-    unsafe { avx2_kernel(weights, groups, rows, sums) }
+    unsafe { avx2_kernel(weights, groups, pairs, sums) }
 }
 
 #[target_feature(enable = "avx2")]
-fn avx2_kernel(weights: &[i8], groups: usize, rows: &Rows, sums: &mut [i32]) {
-    let n_rows = rows.len();
+fn avx2_kernel(weights: &[i8], groups: usize, pairs: &[i32], sums: &mut [i32]) {
+    let n_rows = pairs.len() / groups;
     for (b, block) in weights.chunks_exact(groups * STEP).enumerate() {
         let out = &mut sums[b * n_rows * BLOCK..][..n_rows * BLOCK];
-        let mut tiles = rows.pairs.chunks_exact(ROWS * groups);
+        let mut tiles = pairs.chunks_exact(ROWS * groups);
         let mut outs = out.chunks_exact_mut(ROWS * BLOCK);
         for (x, out) in (&mut tiles).zip(&mut outs) {
             let (x01, x23) = x.split_at(2 * groups);
