@@ -24,7 +24,7 @@ pub fn has_avx2() -> bool {
     is_x86_feature_detected!("avx2")
 }
 
-/// As [`super::portable::sums`].
+/// As [`super::portable::sums`], for one block of weights.
 pub fn vnni(weights: &[i8], groups: usize, pairs: &[i32], sums: &mut [i32]) {
     if !has_vnni() {
         return super::portable::sums(weights, groups, pairs, sums);
@@ -35,41 +35,38 @@ pub fn vnni(weights: &[i8], groups: usize, pairs: &[i32], sums: &mut [i32]) {
 
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
 fn vnni_kernel(weights: &[i8], groups: usize, pairs: &[i32], sums: &mut [i32]) {
-    let n_rows = pairs.len() / groups;
-    for (b, block) in weights.chunks_exact(groups * STEP).enumerate() {
-        let out = &mut sums[b * n_rows * BLOCK..][..n_rows * BLOCK];
-        let mut tiles = pairs.chunks_exact(ROWS * groups);
-        let mut outs = out.chunks_exact_mut(ROWS * BLOCK);
-        for (x, out) in (&mut tiles).zip(&mut outs) {
-            let (x01, x23) = x.split_at(2 * groups);
-            let (x0, x1) = x01.split_at(groups);
-            let (x2, x3) = x23.split_at(groups);
-            let mut acc = [_mm512_setzero_si512(); ROWS];
-            for ((((step, &a), &b), &c), &d) in
-                block.chunks_exact(STEP).zip(x0).zip(x1).zip(x2).zip(x3)
-            {
-                let w = widen_512(step);
-                acc[0] = _mm512_dpwssd_epi32(acc[0], _mm512_set1_epi32(a), w);
-                acc[1] = _mm512_dpwssd_epi32(acc[1], _mm512_set1_epi32(b), w);
-                acc[2] = _mm512_dpwssd_epi32(acc[2], _mm512_set1_epi32(c), w);
-                acc[3] = _mm512_dpwssd_epi32(acc[3], _mm512_set1_epi32(d), w);
-            }
-            for (a, out) in acc.iter().zip(out.chunks_exact_mut(BLOCK)) {
-                store_512(out, *a);
-            }
-        }
-        // The last rows, fewer than four, one at a time.
-        for (x, out) in tiles
-            .remainder()
-            .chunks_exact(groups)
-            .zip(outs.into_remainder().chunks_exact_mut(BLOCK))
+    let block = &weights[..groups * STEP];
+    let out = &mut sums[..pairs.len() / groups * BLOCK];
+    let mut tiles = pairs.chunks_exact(ROWS * groups);
+    let mut outs = out.chunks_exact_mut(ROWS * BLOCK);
+    for (x, out) in (&mut tiles).zip(&mut outs) {
+        let (x01, x23) = x.split_at(2 * groups);
+        let (x0, x1) = x01.split_at(groups);
+        let (x2, x3) = x23.split_at(groups);
+        let mut acc = [_mm512_setzero_si512(); ROWS];
+        for ((((step, &a), &b), &c), &d) in block.chunks_exact(STEP).zip(x0).zip(x1).zip(x2).zip(x3)
         {
-            let mut acc = _mm512_setzero_si512();
-            for (step, &a) in block.chunks_exact(STEP).zip(x) {
-                acc = _mm512_dpwssd_epi32(acc, _mm512_set1_epi32(a), widen_512(step));
-            }
-            store_512(out, acc);
+            let w = widen_512(step);
+            acc[0] = _mm512_dpwssd_epi32(acc[0], _mm512_set1_epi32(a), w);
+            acc[1] = _mm512_dpwssd_epi32(acc[1], _mm512_set1_epi32(b), w);
+            acc[2] = _mm512_dpwssd_epi32(acc[2], _mm512_set1_epi32(c), w);
+            acc[3] = _mm512_dpwssd_epi32(acc[3], _mm512_set1_epi32(d), w);
         }
+        for (a, out) in acc.iter().zip(out.chunks_exact_mut(BLOCK)) {
+            store_512(out, *a);
+        }
+    }
+    // The last rows, fewer than four, one at a time.
+    for (x, out) in tiles
+        .remainder()
+        .chunks_exact(groups)
+        .zip(outs.into_remainder().chunks_exact_mut(BLOCK))
+    {
+        let mut acc = _mm512_setzero_si512();
+        for (step, &a) in block.chunks_exact(STEP).zip(x) {
+            acc = _mm512_dpwssd_epi32(acc, _mm512_set1_epi32(a), widen_512(step));
+        }
+        store_512(out, acc);
     }
 }
 
@@ -88,7 +85,7 @@ fn store_512(out: &mut [i32], v: __m512i) {
     unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), v) }
 }
 
-/// As [`super::portable::sums`].
+/// As [`super::portable::sums`], for one block of weights.
 pub fn avx2(weights: &[i8], groups: usize, pairs: &[i32], sums: &mut [i32]) {
     if !has_avx2() {
         return super::portable::sums(weights, groups, pairs, sums);
@@ -99,44 +96,41 @@ pub fn avx2(weights: &[i8], groups: usize, pairs: &[i32], sums: &mut [i32]) {
 
 #[target_feature(enable = "avx2")]
 fn avx2_kernel(weights: &[i8], groups: usize, pairs: &[i32], sums: &mut [i32]) {
-    let n_rows = pairs.len() / groups;
-    for (b, block) in weights.chunks_exact(groups * STEP).enumerate() {
-        let out = &mut sums[b * n_rows * BLOCK..][..n_rows * BLOCK];
-        let mut tiles = pairs.chunks_exact(ROWS * groups);
-        let mut outs = out.chunks_exact_mut(ROWS * BLOCK);
-        for (x, out) in (&mut tiles).zip(&mut outs) {
-            let (x01, x23) = x.split_at(2 * groups);
-            let (x0, x1) = x01.split_at(groups);
-            let (x2, x3) = x23.split_at(groups);
-            // Outputs 0–7 and 8–15 of each row.
-            let mut acc = [[_mm256_setzero_si256(); 2]; ROWS];
-            for ((((step, &a), &b), &c), &d) in
-                block.chunks_exact(STEP).zip(x0).zip(x1).zip(x2).zip(x3)
-            {
-                let w = widen_256(step);
-                for (acc, x) in acc.iter_mut().zip([a, b, c, d]) {
-                    let x = _mm256_set1_epi32(x);
-                    acc[0] = _mm256_add_epi32(acc[0], _mm256_madd_epi16(x, w[0]));
-                    acc[1] = _mm256_add_epi32(acc[1], _mm256_madd_epi16(x, w[1]));
-                }
-            }
-            for (a, out) in acc.iter().zip(out.chunks_exact_mut(BLOCK)) {
-                store_256(out, *a);
-            }
-        }
-        for (x, out) in tiles
-            .remainder()
-            .chunks_exact(groups)
-            .zip(outs.into_remainder().chunks_exact_mut(BLOCK))
+    let block = &weights[..groups * STEP];
+    let out = &mut sums[..pairs.len() / groups * BLOCK];
+    let mut tiles = pairs.chunks_exact(ROWS * groups);
+    let mut outs = out.chunks_exact_mut(ROWS * BLOCK);
+    for (x, out) in (&mut tiles).zip(&mut outs) {
+        let (x01, x23) = x.split_at(2 * groups);
+        let (x0, x1) = x01.split_at(groups);
+        let (x2, x3) = x23.split_at(groups);
+        // Outputs 0–7 and 8–15 of each row.
+        let mut acc = [[_mm256_setzero_si256(); 2]; ROWS];
+        for ((((step, &a), &b), &c), &d) in block.chunks_exact(STEP).zip(x0).zip(x1).zip(x2).zip(x3)
         {
-            let mut acc = [_mm256_setzero_si256(); 2];
-            for (step, &a) in block.chunks_exact(STEP).zip(x) {
-                let (w, x) = (widen_256(step), _mm256_set1_epi32(a));
+            let w = widen_256(step);
+            for (acc, x) in acc.iter_mut().zip([a, b, c, d]) {
+                let x = _mm256_set1_epi32(x);
                 acc[0] = _mm256_add_epi32(acc[0], _mm256_madd_epi16(x, w[0]));
                 acc[1] = _mm256_add_epi32(acc[1], _mm256_madd_epi16(x, w[1]));
             }
-            store_256(out, acc);
         }
+        for (a, out) in acc.iter().zip(out.chunks_exact_mut(BLOCK)) {
+            store_256(out, *a);
+        }
+    }
+    for (x, out) in tiles
+        .remainder()
+        .chunks_exact(groups)
+        .zip(outs.into_remainder().chunks_exact_mut(BLOCK))
+    {
+        let mut acc = [_mm256_setzero_si256(); 2];
+        for (step, &a) in block.chunks_exact(STEP).zip(x) {
+            let (w, x) = (widen_256(step), _mm256_set1_epi32(a));
+            acc[0] = _mm256_add_epi32(acc[0], _mm256_madd_epi16(x, w[0]));
+            acc[1] = _mm256_add_epi32(acc[1], _mm256_madd_epi16(x, w[1]));
+        }
+        store_256(out, acc);
     }
 }
 
