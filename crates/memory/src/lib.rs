@@ -19,7 +19,7 @@ pub use policy::{KindBoosts, PolicyError, RetrievalPolicy};
 pub use reconcile::{Decision, decide, reconcile_batch, similarity};
 pub use render::{RenderedMemory, estimate_tokens, render_memories};
 pub use search::{
-    Components, Hit, Retrieval, SearchQuery, pinned, retrieve, retrieve_for_prompt, search,
-    search_with, standing_plan,
+    Components, Found, Hit, Prepared, Retrieval, SearchQuery, pinned, retrieve,
+    retrieve_for_prompt, search, search_with, standing_plan,
 };
 pub use unit::{Kind, MemoryUnit, NewUnit, Source, Status};

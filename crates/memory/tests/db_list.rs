@@ -275,6 +275,9 @@ fn stats_count_by_status_kind_and_scope() {
     assert_eq!(t.scopes, [("t".to_owned(), 2)]);
     let none = db::stats(db.store.connection(), Some("nobody")).unwrap();
     assert_eq!(none, Default::default());
+    // The adaptive policy's count agrees, scope by scope.
+    let active = |scope| db::active_count(db.store.connection(), scope).unwrap();
+    assert_eq!((active("s"), active("t"), active("nobody")), (2, 1, 0));
 }
 
 /// 100,000 units over 20 scopes, bulk-loaded in SQL; the listings people use must walk an

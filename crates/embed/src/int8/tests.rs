@@ -26,7 +26,15 @@ fn reference(x: &[f32], w: &[f32], bias: &[f32], inputs: usize) -> Vec<f32> {
 #[test]
 fn every_kernel_gives_the_same_values_as_the_portable_one() {
     let kernels = Kernel::available();
-    for (rows, inputs, outputs) in [(1, 4, 16), (3, 7, 5), (5, 384, 40), (9, 130, 33)] {
+    // Row counts that take every tile size: 8, 4 and 1.
+    for (rows, inputs, outputs) in [
+        (1, 4, 16),
+        (3, 7, 5),
+        (5, 384, 40),
+        (9, 130, 33),
+        (12, 10, 16),
+        (15, 64, 20),
+    ] {
         let w = values(outputs * inputs, 1.0);
         let layer = Int8Linear::new(&w, outputs, inputs, values(outputs, 2.0)).unwrap();
         let x = values(rows * inputs, 3.0);

@@ -12,5 +12,5 @@ pub mod vectors;
 pub use error::MemoryServiceError;
 pub use extraction::Extracted;
 pub use policies::Policies;
-pub use service::{Memory, MemoryConfig, MemorySettings};
+pub use service::{Memory, MemoryConfig, MemorySettings, TurnMemory};
 pub use vectors::Vectors;

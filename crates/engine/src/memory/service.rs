@@ -11,7 +11,7 @@ use std::time::SystemTime;
 use metaclaw_memory::adapt::{self, Evidence, Outcome};
 use metaclaw_memory::consolidate::{self, ConsolidationPolicy, Step};
 use metaclaw_memory::db;
-use metaclaw_memory::{Hit, RenderedMemory, SearchQuery, retrieve, search_with};
+use metaclaw_memory::{Found, Hit, Prepared, RenderedMemory, SearchQuery, search_with};
 use tokio::sync::{mpsc, oneshot};
 
 use super::error::MemoryServiceError;
@@ -158,50 +158,47 @@ impl Memory {
         !wait
     }
 
-    /// The memory section for a turn, within `budget` tokens. Reads only; the units shown
-    /// are counted as accessed by the worker, later, with what the retrieval found.
-    pub async fn section(&self, scope: &str, query: &str, budget: usize) -> Option<RenderedMemory> {
-        if budget == 0 {
-            return None;
-        }
-        let similar = self.similar(scope, query).await;
+    /// What memory holds for a turn, before it is fitted to a budget ([`Self::render`]).
+    /// Read-only. What needs no embedding (pinned units, the profile, full-text candidates)
+    /// is read while the question is embedded; units close in meaning are added once its
+    /// vector is known. `None` when the database cannot be read (logged): the turn is
+    /// served without memories.
+    pub async fn find(&self, scope: &str, query: &str) -> Option<TurnMemory> {
         let (readers, policies) = (self.readers.clone(), Arc::clone(&self.policies));
-        let (scope, query) = (scope.to_string(), query.to_string());
-        let found = tokio::task::spawn_blocking(move || {
+        let (name, text) = (scope.to_string(), query.to_string());
+        let by_words = tokio::task::spawn_blocking(move || {
             let now = unix_ms(SystemTime::now());
             readers.with(|s| {
-                let policy = policies.get(s.connection(), &scope);
+                let policy = policies.get(s.connection(), &name);
+                Prepared::new(s.connection(), &name, &text, policy, now)
+            })
+        });
+        let (prepared, similar) = tokio::join!(by_words, self.similar(scope, query));
+        let prepared = served_without_memories(prepared)?;
+        let readers = self.readers.clone();
+        let found = tokio::task::spawn_blocking(move || {
+            readers.with(|s| {
                 let similar = similar.as_deref().unwrap_or(&[]);
-                retrieve(
-                    s.connection(),
-                    &scope,
-                    &query,
-                    budget,
-                    &policy,
-                    now,
-                    similar,
-                )
-                .map(|r| (scope, r))
+                prepared.complete(s.connection(), similar)
             })
         })
         .await;
-        let (scope, retrieval) = match found {
-            Ok(Ok(Ok(r))) => r,
-            Ok(Ok(Err(e))) => {
-                tracing::warn!(error = %e, "memory retrieval failed; turn served without memories");
-                return None;
-            }
-            Ok(Err(e)) => {
-                tracing::warn!(error = %e, "memory database unavailable; turn served without memories");
-                return None;
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, "memory retrieval failed; turn served without memories");
-                return None;
-            }
-        };
+        Some(TurnMemory {
+            scope: scope.to_owned(),
+            found: served_without_memories(found)?,
+        })
+    }
+
+    /// The memory section of what [`Self::find`] found, within `budget` tokens (`None`
+    /// when nothing fits or `budget` is 0). The units shown are counted as accessed by the
+    /// worker, later, with what the retrieval found.
+    pub fn render(&self, memory: TurnMemory, budget: usize) -> Option<RenderedMemory> {
+        if budget == 0 {
+            return None;
+        }
+        let retrieval = memory.found.render(budget);
         let job = Job::Retrieved {
-            scope,
+            scope: memory.scope,
             ids: retrieval
                 .rendered
                 .as_ref()
@@ -525,6 +522,37 @@ async fn run(
     }
 }
 
+/// What memory found for one turn ([`Memory::find`]), waiting for its budget.
+pub struct TurnMemory {
+    scope: String,
+    found: Found,
+}
+
+/// The value of a read on a blocking reader connection; a failure is logged and the turn
+/// gets no memories.
+fn served_without_memories<T>(
+    read: Result<
+        Result<Result<T, metaclaw_memory::MemoryError>, metaclaw_store::StoreError>,
+        tokio::task::JoinError,
+    >,
+) -> Option<T> {
+    match read {
+        Ok(Ok(Ok(v))) => Some(v),
+        Ok(Ok(Err(e))) => {
+            tracing::warn!(error = %e, "memory retrieval failed; turn served without memories");
+            None
+        }
+        Ok(Err(e)) => {
+            tracing::warn!(error = %e, "memory database unavailable; turn served without memories");
+            None
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "memory retrieval failed; turn served without memories");
+            None
+        }
+    }
+}
+
 /// Considers one window of evidence for `scope`'s policy; a change is stored with its
 /// reason, logged, and in force from the next turn.
 async fn adapt_policy(config: &MemoryConfig, scope: &str, ev: Evidence) {
@@ -535,7 +563,7 @@ async fn adapt_policy(config: &MemoryConfig, scope: &str, ev: Evidence) {
     );
     let done = store_access::write(db, move |store| {
         let current = policies.get(store.connection(), &name);
-        let active = db::stats(store.connection(), Some(&name))?.active;
+        let active = db::active_count(store.connection(), &name)?;
         let Some(change) = adapt::decide(&current, policies.base(), &ev, active) else {
             return Ok(None);
         };

@@ -1,10 +1,10 @@
 //! The engine's injector: the skills and memories that fit this turn, in one block within
 //! `injection.token_budget`.
 //!
-//! The budget split adapts to what is relevant: skills are retrieved first (cheap, in
-//! memory); memory then gets half the budget when skills matched and all of it when none
-//! did; skills are rendered in whatever memory left. Either part alone can use the whole
-//! budget.
+//! Skills and memory are retrieved side by side, so the question is embedded once while
+//! memory reads what it finds by words. The budget split then adapts to what is relevant:
+//! memory gets half the budget when skills matched and all of it when none did; skills are
+//! rendered in whatever memory left. Either part alone can use the whole budget.
 
 use std::sync::Arc;
 
@@ -44,21 +44,32 @@ impl ContextInjector {
 
     async fn build(&self, turn: &TurnContext) -> Option<Injection> {
         let snapshot = self.skills.as_ref().map(CurrentSkills::get);
-        let hits = match (&snapshot, &self.semantic) {
-            (Some(snap), Some(semantic)) => semantic.retrieve(snap, &turn.query).await,
-            // Lexical retrieval is microseconds with the built-in bank and well under a
-            // millisecond with 10,000 skills (see the skills bench): no thread hop.
-            (Some(snap), None) => snap.retrieve(&turn.query),
-            (None, _) => Vec::new(),
+        let skills = async {
+            match (&snapshot, &self.semantic) {
+                (Some(snap), Some(semantic)) => semantic.retrieve(snap, &turn.query).await,
+                // Lexical retrieval is microseconds with the built-in bank and well under a
+                // millisecond with 10,000 skills (see the skills bench): no thread hop.
+                (Some(snap), None) => snap.retrieve(&turn.query),
+                (None, _) => Vec::new(),
+            }
         };
+        let memory = async {
+            match &self.memory {
+                Some(m) if self.budget > 0 => m.find(&turn.scope, &turn.query).await,
+                _ => None,
+            }
+        };
+        // Memory first, so its read by words is under way before skills' lexical ranking
+        // (synchronous without embeddings) takes this thread.
+        let (found, hits) = tokio::join!(memory, skills);
         let memory_budget = if hits.is_empty() {
             self.budget
         } else {
             self.budget / 2
         };
-        let memory = match &self.memory {
-            Some(m) => m.section(&turn.scope, &turn.query, memory_budget).await,
-            None => None,
+        let memory = match (&self.memory, found) {
+            (Some(m), Some(found)) => m.render(found, memory_budget),
+            _ => None,
         };
         let left = self.budget - memory.as_ref().map_or(0, |m| m.tokens.min(self.budget));
         let skills = snapshot.as_ref().and_then(|snap| render(snap, &hits, left));

@@ -34,6 +34,6 @@ pub use journal::Action;
 pub use lifecycle::{archive, purge, restore, set_pinned, supersede};
 pub use list::{DEFAULT_LIMIT, ListQuery, MAX_LIMIT, Page, SortBy, list, list_plan};
 pub use policy::{PolicyRevision, load_policy, policy_history, save_policy};
-pub use stats::{Stats, stats};
+pub use stats::{Stats, active_count, stats};
 pub use update::{UnitPatch, update};
 pub use validate::MAX_CONTENT_CHARS;

@@ -77,6 +77,18 @@ pub fn stats(conn: &Connection, scope: Option<&str>) -> Result<Stats, MemoryErro
     })
 }
 
+/// Active units of `scope`, counted on the `(scope, status, kind)` index alone. The adaptive
+/// policy asks every few dozen turns, and [`stats`] reads every row of the scope.
+pub fn active_count(conn: &Connection, scope: &str) -> Result<u64, MemoryError> {
+    let n = conn
+        .prepare_cached(
+            "SELECT count(*) FROM memory_units INDEXED BY memory_units_scope_status_kind
+             WHERE scope = ?1 AND status = 'active'",
+        )?
+        .query_row([scope], |r| unsigned(0, r.get(0)?))?;
+    Ok(n)
+}
+
 fn counts(
     conn: &Connection,
     sql: &str,
