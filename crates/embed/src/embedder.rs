@@ -1,6 +1,7 @@
 //! The public model: load a folder, turn texts into unit vectors.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use sha2::{Digest, Sha256};
 
@@ -106,7 +107,19 @@ impl Embedder {
         // On a worker of the current pool (the global one unless called from another): a
         // dense layer split in two then keeps one half on this thread, where from a thread
         // outside the pool each split was a hand-off of both halves and a wait.
-        rayon::scope(|_| self.embed_here(texts))
+        let done = AtomicBool::new(false);
+        rayon::scope(|s| {
+            // The pool's other workers stay awake for this call and take each layer's second
+            // half as it is split. Asleep, every split woke one, and after an idle pause (a
+            // question comes every few seconds, not back to back) those wake-ups cost what
+            // the second core saved: with 10 ms between questions, 6.0 ms on two threads
+            // against 6.1 on one; with the helpers, 4.7-4.8 ms.
+            for _ in 1..rayon::current_num_threads() {
+                s.spawn(|_| help_until(&done));
+            }
+            let _finished = Finished(&done);
+            self.embed_here(texts)
+        })
     }
 
     fn embed_here(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
@@ -182,4 +195,23 @@ fn hash_part(hasher: &mut Sha256, name: &str, bytes: &[u8]) {
     hasher.update(name.as_bytes());
     hasher.update((bytes.len() as u64).to_le_bytes());
     hasher.update(bytes);
+}
+
+/// Runs the pool's pending work (the halves of this call's layers) until `done`, yielding
+/// the core to other threads whenever there is none.
+fn help_until(done: &AtomicBool) {
+    while !done.load(Ordering::Acquire) {
+        if rayon::yield_now() != Some(rayon::Yield::Executed) {
+            std::thread::yield_now();
+        }
+    }
+}
+
+/// Sets its flag when dropped: the helpers stop however the call ends.
+struct Finished<'a>(&'a AtomicBool);
+
+impl Drop for Finished<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Release);
+    }
 }

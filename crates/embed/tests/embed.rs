@@ -181,6 +181,26 @@ fn the_embedder_can_be_shared_across_threads() {
     });
 }
 
+/// A long text's layers split over a pool's two workers (the second kept awake for the call,
+/// taking each layer's second half) give the vector one worker gives, to the bit.
+#[test]
+fn two_workers_give_the_vector_of_one() {
+    let model = model();
+    let text = "The quarterly report of the northern region is due on Friday. ".repeat(12);
+    let on = |threads: usize| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(|| model.embed_one(&text).unwrap())
+    };
+    assert!(
+        model.token_count(&text).unwrap() > 100,
+        "long enough to split"
+    );
+    assert_eq!(on(2), on(1));
+}
+
 /// The model's indexing threads in this process: (niceness, CPU time in clock ticks).
 #[cfg(target_os = "linux")]
 fn indexing_threads() -> Vec<(i64, u64)> {
