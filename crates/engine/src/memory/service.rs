@@ -166,23 +166,30 @@ impl Memory {
     pub async fn find(&self, scope: &str, query: &str) -> Option<TurnMemory> {
         let (readers, policies) = (self.readers.clone(), Arc::clone(&self.policies));
         let (name, text) = (scope.to_string(), query.to_string());
-        let by_words = tokio::task::spawn_blocking(move || {
+        let prepare = move |s: &metaclaw_store::Store| {
             let now = unix_ms(SystemTime::now());
-            readers.with(|s| {
-                let policy = policies.get(s.connection(), &name);
-                Prepared::new(s.connection(), &name, &text, policy, now)
+            let policy = policies.get(s.connection(), &name);
+            Prepared::new(s.connection(), &name, &text, policy, now)
+        };
+        let found = if let Some(vectors) = self.by_meaning(scope) {
+            let by_words = tokio::task::spawn_blocking(move || readers.with(prepare));
+            let (prepared, similar) = tokio::join!(by_words, vectors.similar(scope, query));
+            let prepared = served_without_memories(prepared)?;
+            let readers = self.readers.clone();
+            tokio::task::spawn_blocking(move || {
+                readers.with(|s| {
+                    let similar = similar.as_deref().unwrap_or(&[]);
+                    prepared.complete(s.connection(), similar)
+                })
             })
-        });
-        let (prepared, similar) = tokio::join!(by_words, self.similar(scope, query));
-        let prepared = served_without_memories(prepared)?;
-        let readers = self.readers.clone();
-        let found = tokio::task::spawn_blocking(move || {
-            readers.with(|s| {
-                let similar = similar.as_deref().unwrap_or(&[]);
-                prepared.complete(s.connection(), similar)
+            .await
+        } else {
+            // Nothing to wait for: one trip to a reader.
+            tokio::task::spawn_blocking(move || {
+                readers.with(|s| prepare(s).and_then(|p| p.complete(s.connection(), &[])))
             })
-        })
-        .await;
+            .await
+        };
         Some(TurnMemory {
             scope: scope.to_owned(),
             found: served_without_memories(found)?,
@@ -216,12 +223,18 @@ impl Memory {
     /// scope's index is in; a missing or stale index (one built before the local model loaded)
     /// is queued for a rebuild, and this query is answered by words.
     async fn similar(&self, scope: &str, query: &str) -> Option<Vec<(String, f32)>> {
+        self.by_meaning(scope)?.similar(scope, query).await
+    }
+
+    /// The vectors, when `scope` can be searched by meaning now (embeddings on, its index
+    /// in and of the query's model). A missing or stale index is queued for a rebuild.
+    fn by_meaning(&self, scope: &str) -> Option<&Arc<Vectors>> {
         let v = self.vectors.as_ref()?;
         if v.wants_refresh(scope) && self.tx.try_send(Job::Index(scope.to_owned())).is_err() {
             v.refresh_not_queued(scope);
             tracing::debug!("memory queue full; embedding refresh deferred");
         }
-        v.similar(scope, query).await
+        v.searchable(scope).then_some(v)
     }
 
     /// A search for people and the compatibility route: the scope's policy, and units close

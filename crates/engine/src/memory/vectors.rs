@@ -138,14 +138,22 @@ impl Vectors {
         self.lock_requested().remove(scope);
     }
 
+    /// Whether `scope` has an index of the query's model (so [`Self::similar`] can answer).
+    pub fn searchable(&self, scope: &str) -> bool {
+        self.usable_index(scope).is_some()
+    }
+
+    fn usable_index(&self, scope: &str) -> Option<Arc<ScopeIndex>> {
+        let model = self.query.model();
+        self.index(scope)
+            .filter(|i| !model.is_empty() && i.model == model)
+    }
+
     /// The units of `scope` closest to `query`, or `None` (retrieve lexically) when the
     /// scope has no index yet, its model is not the query's, or the query did not embed in
     /// time.
     pub async fn similar(&self, scope: &str, query: &str) -> Option<Vec<(String, f32)>> {
-        let model = self.query.model();
-        let index = self
-            .index(scope)
-            .filter(|i| !model.is_empty() && i.model == model)?;
+        let index = self.usable_index(scope)?;
         let vector = self.query.vector(query).await?;
         let near = tokio::task::spawn_blocking(move || index.nearest(&vector, NEAREST)).await;
         near.ok()
