@@ -68,8 +68,9 @@ impl QueryEmbedder {
                 .entry(key.clone())
                 .or_insert_with(|| Arc::new(OnceCell::new())),
         );
-        // Whoever leaves first (done, or dropped with its request) forgets the entry, so the
-        // map holds only computations someone still waits for.
+        // A caller leaving (done, or dropped with its request) forgets the entry once the
+        // vector is known or no one else waits, so the map holds only computations someone
+        // still waits for.
         let _forget = Forget {
             pending: &self.pending,
             key: &key,
