@@ -109,7 +109,7 @@ fn semantic_scale(similar: &[(String, f32)], min_similarity: f32) -> f32 {
 /// The full-text half of a search: the query's terms, how common each is, and the units
 /// holding them. It needs no embedding, so a turn gathers it while its question is still
 /// being embedded, and ranks it ([`Lexical::rank`]) once the units close in meaning are known.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Lexical {
     q: SearchQuery,
     parsed: terms::QueryTerms,

@@ -62,7 +62,7 @@ pub fn retrieve(
 
 /// The first half of [`retrieve`]: everything that needs no embedding (pinned units, the
 /// profile, full-text candidates), so a turn reads it while its question is being embedded.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Prepared {
     policy: Arc<RetrievalPolicy>,
     now_ms: i64,
@@ -157,7 +157,7 @@ impl Prepared {
 }
 
 /// What a prompt's memory search found, before it is fitted to a budget.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Found {
     policy: Arc<RetrievalPolicy>,
     profile: Vec<MemoryUnit>,
