@@ -1,8 +1,8 @@
 //! The integer sums with x86 SIMD: AVX-512 VNNI (`vpdpwssd`) and AVX2 (`vpmaddwd`).
 //!
-//! `unsafe` is allowed here, and only here in the crate: a function compiled for CPU features
-//! the build does not assume can only be called through `unsafe`, after checking at run time
-//! that the CPU has them. Every memory access goes through a bounds-checked slice first.
+//! `unsafe` is allowed here and in the scan's `quantized/x86.rs`, nowhere else in the crate:
+//! a function compiled for CPU features the build does not assume can only be called through
+//! `unsafe`, after checking at run time that the CPU has them. Every memory access goes through a bounds-checked slice first.
 #![allow(unsafe_code)]
 
 use std::arch::x86_64::*;
