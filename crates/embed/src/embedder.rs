@@ -1,6 +1,8 @@
 //! The public model: load a folder, turn texts into unit vectors.
 
+use std::panic::AssertUnwindSafe;
 use std::path::Path;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use sha2::{Digest, Sha256};
@@ -31,8 +33,8 @@ const CHUNK: usize = 32;
 const ID_HEX_DIGITS: usize = 12;
 
 /// A loaded sentence-embedding model. `Send + Sync`: share one behind an `Arc`. Embedding
-/// is CPU work (milliseconds per short text, using every core): from async code, call it
-/// through `spawn_blocking`.
+/// is CPU work (milliseconds per short text, using every core): from async code, hand it to
+/// the pool with [`spawn`](Self::spawn) (or call it through `spawn_blocking`).
 pub struct Embedder {
     bert: Bert,
     /// Where [`embed_in_background`](Self::embed_in_background) runs.
@@ -146,6 +148,23 @@ impl Embedder {
             Some(pool) => pool.install(|| self.embed(texts)),
             None => self.embed(texts),
         }
+    }
+
+    /// Runs `job` with this model on a worker of rayon's global pool and returns at once; the
+    /// job hands on its result itself (through a channel). There [`embed`](Self::embed) starts
+    /// at once and keeps one half of each layer on its own thread. Called from a thread
+    /// outside the pool (an async runtime's blocking thread), `embed` first hands itself to a
+    /// worker and waits: a turn waited for two threads to wake before its question's work
+    /// began, instead of one. A panic in `job` is caught (the default of a rayon spawn is to
+    /// abort the process): the job ends, dropping what it holds, so its caller sees its
+    /// channel closed.
+    pub fn spawn(self: &Arc<Self>, job: impl FnOnce(&Embedder) + Send + 'static) {
+        let model = Arc::clone(self);
+        rayon::spawn(move || {
+            if std::panic::catch_unwind(AssertUnwindSafe(|| job(&model))).is_err() {
+                tracing::warn!("an embedding job panicked; its caller gets no vector");
+            }
+        });
     }
 
     /// [`embed`](Self::embed) for one text.

@@ -4,6 +4,7 @@
 mod common;
 
 use common::{cosine, model, norm};
+use metaclaw_embed::Embedder;
 
 /// Reference vectors from Python sentence-transformers 6.3 (torch 2.15, CPU) on the same
 /// files: `SentenceTransformer(dir).encode(texts, normalize_embeddings=True)[:, :5]`.
@@ -199,6 +200,28 @@ fn two_workers_give_the_vector_of_one() {
         "long enough to split"
     );
     assert_eq!(on(2), on(1));
+}
+
+/// A job handed to the pool gets the vector `embed` gives, on a worker of the pool; a job
+/// that panics is caught, so the pool still runs the next one and the process lives on.
+#[test]
+fn a_spawned_job_embeds_on_the_pool_and_a_panic_stays_in_it() {
+    let model = std::sync::Arc::new(Embedder::load(&common::shared_store().1).unwrap());
+    let text = "Log the meeting that started at nine this morning.";
+    let (tx, rx) = std::sync::mpsc::channel();
+    let panicked = tx.clone();
+    model.spawn(move |_| {
+        let _keep = panicked;
+        panic!("a job that fails");
+    });
+    model.spawn(move |m| {
+        let on_worker = rayon::current_thread_index().is_some();
+        tx.send((on_worker, m.embed_one(text).unwrap())).unwrap();
+    });
+    let (on_worker, vector) = rx.recv().unwrap();
+    assert!(on_worker, "the job runs on a worker of the pool");
+    assert_eq!(vector, model.embed_one(text).unwrap());
+    assert!(rx.recv().is_err(), "the panicked job dropped its sender");
 }
 
 /// The model's indexing threads in this process: (niceness, CPU time in clock ticks).

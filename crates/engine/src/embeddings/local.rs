@@ -213,9 +213,11 @@ impl LocalModel {
         Ok(true)
     }
 
-    /// One vector per input, computed on a blocking thread (`Background`: handed on to the
-    /// model's low-priority thread). Not loaded yet: fails at once (the caller stays lexical)
-    /// and, now and then, looks in the folder again.
+    /// One vector per input. `Turn`: on a worker of the model's pool, which starts on it at
+    /// once (a blocking thread would first wake, then hand it to a worker and wait for that
+    /// one to wake too); skipped if no one waits any more. `Background`: on a blocking thread
+    /// that hands it to the model's low-priority thread. Not loaded yet: fails at once (the
+    /// caller stays lexical) and, now and then, looks in the folder again.
     pub async fn embed(
         self: &Arc<Self>,
         inputs: &[String],
@@ -229,16 +231,29 @@ impl LocalModel {
             return Err(EmbedFailure::NotReady(self.state().line(&self.name)));
         };
         let inputs = inputs.to_vec();
-        tokio::task::spawn_blocking(move || {
-            let texts: Vec<&str> = inputs.iter().map(String::as_str).collect();
-            match priority {
-                Priority::Turn => embedder.embed(&texts),
-                Priority::Background => embedder.embed_in_background(&texts),
+        let embedded = match priority {
+            Priority::Turn => {
+                let (tx, rx) = tokio::sync::oneshot::channel();
+                embedder.spawn(move |model| {
+                    // The turn gave up (its timeout, or the client left): nothing to do.
+                    if tx.is_closed() {
+                        return;
+                    }
+                    let texts: Vec<&str> = inputs.iter().map(String::as_str).collect();
+                    let _ = tx.send(model.embed(&texts));
+                });
+                rx.await.map_err(|_| {
+                    EmbedFailure::Task("the embedding job ended without a vector".into())
+                })?
             }
-        })
-        .await
-        .map_err(|e| EmbedFailure::Task(e.to_string()))?
-        .map_err(|e| EmbedFailure::Local(e.to_string()))
+            Priority::Background => tokio::task::spawn_blocking(move || {
+                let texts: Vec<&str> = inputs.iter().map(String::as_str).collect();
+                embedder.embed_in_background(&texts)
+            })
+            .await
+            .map_err(|e| EmbedFailure::Task(e.to_string()))?,
+        };
+        embedded.map_err(|e| EmbedFailure::Local(e.to_string()))
     }
 
     /// Looks for the model in its folder again, in the background, when the last look is old

@@ -151,12 +151,14 @@ impl Vectors {
 
     /// The units of `scope` closest to `query`, or `None` (retrieve lexically) when the
     /// scope has no index yet, its model is not the query's, or the query did not embed in
-    /// time.
+    /// time. The scan runs on the caller's thread, as skills' does: 20,000 vectors of 384
+    /// dimensions take about 0.2 ms with AVX-512 VNNI (0.7 ms without), where handing them to
+    /// a blocking thread cost 0.26 ms p50 and up to 0.6 ms p99 in the library bench before
+    /// the scan began.
     pub async fn similar(&self, scope: &str, query: &str) -> Option<Vec<(String, f32)>> {
         let index = self.usable_index(scope)?;
         let vector = self.query.vector(query).await?;
-        let near = tokio::task::spawn_blocking(move || index.nearest(&vector, NEAREST)).await;
-        near.ok()
+        Some(index.nearest(&vector, NEAREST))
     }
 
     /// Rebuilds `scope`'s index: cached vectors are read, missing ones computed (at most
