@@ -2,7 +2,8 @@
 //!
 //! `unsafe` is allowed here and in the scan's `quantized/x86.rs`, nowhere else in the crate:
 //! a function compiled for CPU features the build does not assume can only be called through
-//! `unsafe`, after checking at run time that the CPU has them. Every memory access goes through a bounds-checked slice first.
+//! `unsafe`, after checking at run time that the CPU has them. Every memory access goes
+//! through a bounds-checked slice first.
 #![allow(unsafe_code)]
 
 use std::arch::x86_64::*;

@@ -5,11 +5,10 @@
 //! skills at most): a scan of 46 MB of f32 per question (4.8 ms on the 2-vCPU VM of the
 //! benchmarks). As `i8` it reads a quarter of that, and an `i8 × i8` product summed in `i32`
 //! vectorises without any target feature: 1.6 ms for the same scan, and a quarter of the
-//! memory. Compiled for AVX2 it was no faster (1.05 ms p50 either way), but that code still
-//! widens each byte to 16 bits first: on a CPU with AVX-512 VNNI, `x86.rs` multiplies and sums
-//! 64 bytes per instruction, and the scan takes a quarter of the time (`examples/scan_bench.rs`
-//! on an AMD EPYC of family 25: 0.26-0.36 ms p50 against 1.06-1.12 ms), with the same integer
-//! sums to the bit. For unit vectors of a few hundred dimensions a cosine moves by well under
+//! memory. Compiled for AVX2 it was no faster (1.05 ms p50 either way, on an earlier VM). On
+//! a CPU with AVX-512 VNNI, `x86.rs` multiplies and sums 64 bytes per instruction, and the scan
+//! takes a quarter of the time (`examples/scan_bench.rs` on an AMD EPYC of family 25: 0.26-0.36
+//! ms p50 against 1.06-1.12 ms), with the same integer sums to the bit. For unit vectors of a few hundred dimensions a cosine moves by well under
 //! 0.01 (tested below), far less than what separates a match from a miss.
 
 #[cfg(target_arch = "x86_64")]
