@@ -8,8 +8,9 @@
 //! memory. Compiled for AVX2 it was no faster (1.05 ms p50 either way, on an earlier VM). On
 //! a CPU with AVX-512 VNNI, `x86.rs` multiplies and sums 64 bytes per instruction, and the scan
 //! takes a quarter of the time (`examples/scan_bench.rs` on an AMD EPYC of family 25: 0.26-0.36
-//! ms p50 against 1.06-1.12 ms), with the same integer sums to the bit. For unit vectors of a few hundred dimensions a cosine moves by well under
-//! 0.01 (tested below), far less than what separates a match from a miss.
+//! ms p50 against 1.06-1.12 ms), with the same integer sums to the bit. For unit vectors of a
+//! few hundred dimensions a cosine moves by well under 0.01 (tested below), far less than what
+//! separates a match from a miss.
 
 #[cfg(target_arch = "x86_64")]
 mod x86;
@@ -84,9 +85,8 @@ impl QuantizedVectors {
     /// The integer dot product of the codes `q` with every stored vector, into `out`.
     fn int_dots(&self, q: &[i8], out: &mut [i32]) {
         #[cfg(target_arch = "x86_64")]
-        if x86::has_vnni() {
-            let shifted: Vec<u8> = q.iter().map(|&c| (i16::from(c) + 128) as u8).collect();
-            return x86::dots(&shifted, &self.data, self.dims, &self.sums, out);
+        if x86::dots(q, &self.data, self.dims, &self.sums, out) {
+            return;
         }
         for (v, o) in self.data.chunks_exact(self.dims).zip(out) {
             *o = int_dot(q, v);

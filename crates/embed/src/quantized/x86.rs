@@ -15,26 +15,17 @@ const STEP: usize = 64;
 /// Stored vectors compared together, so their sums are independent chains.
 const TOGETHER: usize = 4;
 
-pub fn has_vnni() -> bool {
-    crate::int8::Kernel::detect() == crate::int8::Kernel::Vnni
-}
-
-/// As [`super::int_dot`] of `query` with each vector of `data` (`dims` long), into `out`;
-/// `shifted` is the query as `q + 128`, `sums` each stored vector's `Σv`.
-pub fn dots(shifted: &[u8], data: &[i8], dims: usize, sums: &[i32], out: &mut [i32]) {
-    if !has_vnni() {
-        for ((v, o), s) in data.chunks_exact(dims).zip(out.iter_mut()).zip(sums) {
-            let dot: i32 = shifted
-                .iter()
-                .zip(v)
-                .map(|(q, v)| i32::from(*q) * i32::from(*v))
-                .sum();
-            *o = dot - 128 * s;
-        }
-        return;
+/// As [`super::int_dot`] of the codes `q` with each vector of `data` (`dims` long), into
+/// `out`, given each stored vector's `Σv` in `sums`. `false` (nothing written) on a CPU
+/// without AVX-512 VNNI: the caller then runs the portable code.
+pub fn dots(q: &[i8], data: &[i8], dims: usize, sums: &[i32], out: &mut [i32]) -> bool {
+    if crate::int8::Kernel::detect() != crate::int8::Kernel::Vnni {
+        return false;
     }
-    // SAFETY: the CPU has AVX-512F, AVX-512BW and AVX-512 VNNI (checked above).
-    unsafe { vnni_dots(shifted, data, dims, sums, out) }
+    let shifted: Vec<u8> = q.iter().map(|&c| (i16::from(c) + 128) as u8).collect();
+    // SAFETY: the CPU has AVX-512F, AVX-512BW and AVX-512 VNNI (what `Kernel::Vnni` means).
+    unsafe { vnni_dots(&shifted, data, dims, sums, out) };
+    true
 }
 
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
